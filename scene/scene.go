@@ -1,0 +1,292 @@
+// Package scene defines the controlled clips of low-frequency-trap §3.1 and
+// Appendix A.1 as pure functions of time: for (domain, N, F, seed, duration,
+// fps, size) a Clip gives the executable trace and, for any time t, the draw
+// list of the frame shown at t. No GL and no I/O happen here, so every
+// property of a clip can be unit-tested and any sampling time rendered
+// exactly.
+//
+// Schedule. Events happen at t_i = t_1 + (i−1)/F, i = 1..N. The active span
+// is [t_1 − 1/(2F), t_N + 1/(2F)], exactly N/F long; the seed places it in the
+// clip (the "start delay"), and t_1 is snapped to a frame time of the clip's
+// own frame rate when the placement leaves room, so the first event is on a
+// frame. Outside the active span nothing moves.
+//
+// Nuisance. The seed alone (not N or F) draws colours, geometry,
+// trajectory style, initial state, orientation and the start-delay fraction,
+// so seed s of every cell of a domain looks alike and only the temporal
+// demand changes across the grid.
+package scene
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/tracegrid/tracegrid/trace"
+)
+
+// Params identify one clip.
+type Params struct {
+	Domain   string
+	N        int
+	F        float64 // Hz
+	Seed     int
+	Duration float64 // seconds
+	FPS      int
+	Width    int
+	Height   int
+}
+
+// Limits on parameters, checked by Validate.
+const (
+	MinSize     = 64
+	MaxSize     = 4096
+	MaxFPS      = 240
+	MaxDuration = 3600.0
+	MaxN        = 10000
+)
+
+// ErrParams is wrapped by every parameter error.
+var ErrParams = errors.New("invalid clip parameters")
+
+// domain is one kind of scene.
+type domain interface {
+	// state appends the items of the frame at time t to dl.Items.
+	state(t float64, dl *DrawList)
+}
+
+type domainInfo struct {
+	eventType string
+	// build draws the nuisance for a seed and fills in the events' states.
+	build func(c *Clip, rng *rand.Rand) domain
+}
+
+var domains = map[string]domainInfo{
+	"bounce_ball":   {eventType: "wall_contact", build: newBounceBall},
+	"blinking":      {eventType: "pulse_on", build: newBlinking},
+	"state_machine": {eventType: "transition", build: newStateMachine},
+}
+
+// Domains lists the known domain names in a fixed order.
+func Domains() []string {
+	names := make([]string, 0, len(domains))
+	for n := range domains {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// FormatF writes a frequency the way clip ids do: at least one decimal
+// ("1.5", "2.0"), more only when needed ("0.25"), so distinct values never
+// share an id.
+func FormatF(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if f == math.Trunc(f) {
+		s += ".0"
+	}
+	return s
+}
+
+// ID is the clip id `<domain>_N<nn>_F<f.f>_s<seed>`, e.g. bounce_ball_N08_F1.5_s03.
+func (p Params) ID() string {
+	return fmt.Sprintf("%s_N%02d_F%s_s%02d", p.Domain, p.N, FormatF(p.F), p.Seed)
+}
+
+// Validate reports the first parameter that cannot make a clip.
+func (p Params) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, args...))
+	}
+	if _, ok := domains[p.Domain]; !ok {
+		return bad("unknown domain %q (known: %v)", p.Domain, Domains())
+	}
+	if p.N < 0 || p.N > MaxN {
+		return bad("count N=%d out of range [0, %d]", p.N, MaxN)
+	}
+	if !(p.F > 0) || math.IsInf(p.F, 0) {
+		return bad("frequency F=%v must be positive", p.F)
+	}
+	if p.Seed < 0 {
+		return bad("seed %d must be non-negative", p.Seed)
+	}
+	if !(p.Duration > 0) || p.Duration > MaxDuration {
+		return bad("duration %v s out of range (0, %v]", p.Duration, MaxDuration)
+	}
+	if p.FPS < 1 || p.FPS > MaxFPS {
+		return bad("fps %d out of range [1, %d]", p.FPS, MaxFPS)
+	}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"width", p.Width}, {"height", p.Height}} {
+		if d.v < MinSize || d.v > MaxSize {
+			return bad("%s %d out of range [%d, %d]", d.name, d.v, MinSize, MaxSize)
+		}
+		if d.v%2 != 0 {
+			return bad("%s %d is odd; yuv420p needs even sizes", d.name, d.v)
+		}
+	}
+	if p.N == 0 {
+		return nil
+	}
+	if span := float64(p.N) / p.F; span > p.Duration+1e-9 {
+		return bad("N=%d at F=%v Hz spans N/F = %.3g s, longer than the %.3g s clip", p.N, p.F, span, p.Duration)
+	}
+	// Two events closer than two frames apart cannot both be seen in the
+	// video. This also guarantees that a blink (at least one frame, at most
+	// half a period) fits between two events.
+	if 2*p.F > float64(p.FPS) {
+		return bad("F=%v Hz is above half the frame rate (%d fps): successive events would not be distinguishable", p.F, p.FPS)
+	}
+	return nil
+}
+
+// Clip is one scene instance. It is immutable after New and safe for
+// concurrent use.
+type Clip struct {
+	P     Params
+	times []float64
+	// states[i] is the state after event i (states[0] before any event).
+	states   []string
+	attrs    []map[string]string
+	nuisance map[string]any
+	pulse    float64
+	start    float64 // active span
+	end      float64
+	bg       RGBA
+	dom      domain
+}
+
+// New validates p and builds the clip.
+func New(p Params) (*Clip, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Clip{P: p, nuisance: map[string]any{}}
+	rng := seedRand(p.Domain, p.Seed)
+	// The start-delay fraction is the first draw, so it is the same for a
+	// seed in every cell; the delay itself scales with the room left.
+	u := rng.Float64()
+	c.schedule(u)
+	c.nuisance["start_delay"] = round6(c.start)
+	c.nuisance["start_fraction"] = round6(u)
+	c.bg = pick(rng, backgrounds)
+	c.nuisance["background"] = hexColor(c.bg)
+	c.dom = domains[p.Domain].build(c, rng)
+	return c, nil
+}
+
+// seedRand gives the nuisance generator: a function of the domain and seed
+// only, never of N or F.
+func seedRand(domainName string, seed int) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(domainName))
+	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+}
+
+// schedule places the N events. u in [0,1) is the seed's start fraction.
+func (c *Clip) schedule(u float64) {
+	p := c.P
+	if p.N == 0 {
+		c.start, c.end = 0, 0
+		return
+	}
+	half := 1 / (2 * p.F)
+	room := p.Duration - float64(p.N)/p.F
+	if room < 0 {
+		room = 0
+	}
+	t1 := half + u*room
+	// Snap t_1 to the nearest frame time that keeps the span in the clip.
+	fps := float64(p.FPS)
+	lo, hi := math.Ceil((half-1e-9)*fps), math.Floor((half+room+1e-9)*fps)
+	if lo <= hi {
+		k := math.Round(t1 * fps)
+		k = math.Max(lo, math.Min(hi, k))
+		t1 = k / fps
+	}
+	c.times = make([]float64, p.N)
+	for i := range c.times {
+		c.times[i] = t1 + float64(i)/p.F
+	}
+	c.start = t1 - half
+	c.end = c.times[p.N-1] + half
+	if c.start < 0 {
+		c.start = 0
+	}
+	if c.end > p.Duration {
+		c.end = p.Duration
+	}
+}
+
+// Times returns the event times t_1..t_N.
+func (c *Clip) Times() []float64 { return slices.Clone(c.times) }
+
+// ActiveSpan returns the interval outside which every frame is the same as
+// its neighbour.
+func (c *Clip) ActiveSpan() (start, end float64) { return c.start, c.end }
+
+// eventsBefore returns how many events happened at or before t.
+func (c *Clip) eventsBefore(t float64) int {
+	return sort.Search(len(c.times), func(i int) bool { return c.times[i] > t })
+}
+
+// State returns the draw list of the frame at time t (any real t; times
+// outside [0, Duration] show the first or last frame's content).
+func (c *Clip) State(t float64) *DrawList {
+	dl := &DrawList{}
+	c.StateInto(t, dl)
+	return dl
+}
+
+// StateInto is State without allocation when dl's item slice has capacity.
+func (c *Clip) StateInto(t float64, dl *DrawList) {
+	dl.Width, dl.Height = c.P.Width, c.P.Height
+	dl.Background = c.bg
+	dl.Items = dl.Items[:0]
+	c.dom.state(t, dl)
+}
+
+// Trace returns the executable ground truth of the clip.
+func (c *Clip) Trace() *trace.Trace {
+	p := c.P
+	tr := &trace.Trace{
+		Schema: trace.Schema, ID: p.ID(), Domain: p.Domain, N: p.N, F: p.F, Seed: p.Seed,
+		Duration: p.Duration, FPS: p.FPS, Width: p.Width, Height: p.Height,
+		ActiveStart: c.start, ActiveEnd: c.end, InitialState: c.states[0],
+		Pulse: c.pulse, Nuisance: c.nuisance, Events: make([]trace.Event, p.N),
+	}
+	typ := domains[p.Domain].eventType
+	for i, t := range c.times {
+		before := c.states[i]
+		if c.pulse > 0 {
+			before = c.states[0]
+		}
+		tr.Events[i] = trace.Event{T: t, Type: typ, Before: before, After: c.states[i+1], Count: i + 1, Attrs: c.attrs[i]}
+	}
+	return tr
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// The paper's task space (§3.1): counts, frequencies, seeds per cell, the
+// nominal frequency of the N=0 controls and the clip length.
+var (
+	PaperCounts      = []int{0, 1, 2, 3, 4, 5, 6, 8, 10, 12}
+	PaperFrequencies = []float64{0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0}
+)
+
+const (
+	PaperSeeds    = 10
+	PaperNominalF = 1.0
+	PaperDuration = 24.0
+	DefaultFPS    = 30
+	DefaultWidth  = 854
+	DefaultHeight = 480
+)
