@@ -118,6 +118,12 @@ func newStateMachine(c *Clip, rng *rand.Rand) domain {
 	c.nuisance["clockwise"] = clockwise
 	c.nuisance["highlight_color"] = hexColor(m.hiColor)
 	c.nuisance["initial_state"] = labels[m.visited[0]]
+	c.nuisance["node_radius"] = round6(nodeR)
+	centres := make([][]float64, k)
+	for i, n := range m.nodes {
+		centres[i] = []float64{round6(n.x), round6(n.y)}
+	}
+	c.nuisance["node_centers"] = centres
 	return m
 }
 
