@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracegrid/tracegrid/encode"
+	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/pipeline"
+)
+
+func newInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "Print the tool version, the GL renderer EGL picks, and the encoders available",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Println("tracegrid", pipeline.ToolVersion())
+			for _, c := range []string{"libx264", "libx265", "h264_nvenc", "hevc_nvenc", "libsvtav1"} {
+				fmt.Printf("encoder %-11s available=%v\n", c, encode.Available(c))
+			}
+			r, err := gpu.NewRenderer()
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			i := r.Info()
+			fmt.Printf("GL_RENDERER %s\nGL_VERSION  %s\nGL_VENDOR   %s\nEGL platform %s (%s)\n", i.Renderer, i.Version, i.Vendor, i.Platform, i.Device)
+			return nil
+		},
+	}
+}

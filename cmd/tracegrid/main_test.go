@@ -1,0 +1,171 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The CLI is tested as a user runs it: the built binary, its output and its
+// exit code.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tracegrid-cli")
+	if err != nil {
+		os.Stderr.WriteString(err.Error())
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "tracegrid")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBadInputExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, "plain", "x")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"render", "--spec", writeFile(t, "a.yaml", "domains: [juggling]\n"), "--out", dir}, 2, `unknown domain "juggling"`},
+		{[]string{"render", "--spec", writeFile(t, "b.yaml", "counts: [12]\nfrequencies: [0.4]\n"), "--out", dir}, 2, "longer than the 24 s clip"},
+		{[]string{"render", "--spec", writeFile(t, "c.yaml", "frequencies: [0]\n"), "--out", dir}, 2, "must be positive"},
+		{[]string{"render", "--spec", writeFile(t, "d.yaml", "width: 853\n"), "--out", dir}, 2, "odd"},
+		{[]string{"render", "--spec", writeFile(t, "e.yaml", "fps: 0\n"), "--out", dir}, 2, "fps 0 out of range"},
+		{[]string{"render", "--spec", writeFile(t, "f.yaml", "grid: default\nframerate: 30\n"), "--out", dir}, 2, "field framerate not found"},
+		{[]string{"render", "--spec", "/nonexistent.yaml"}, 2, "no such file"},
+		{[]string{"render", "--grid", "huge"}, 2, "unknown grid"},
+		{[]string{"render", "--grid", "default", "--spec", "x.yaml"}, 2, "not both"},
+		{[]string{"render", "--bogus"}, 2, "unknown flag"},
+		{[]string{"render", "--spec", writeFile(t, "g.yaml", "grid: default\ncounts: [1]\nfrequencies: [1]\nduration: 2\nencoder: {codec: no_such_codec}\n"), "--out", dir}, 1, `encoder "no_such_codec" is not available`},
+		{[]string{"render", "--spec", writeFile(t, "h.yaml", "grid: default\ncounts: [1]\nfrequencies: [1]\nduration: 2\n"), "--out", filepath.Join(file, "sub")}, 1, "is not writable"},
+		{[]string{"trace", "replay", writeFile(t, "t.json", `{"schema":"tracegrid/trace/v0"}`)}, 2, "unknown schema"},
+	}
+	for _, c := range cases {
+		out, code := run(t, c.args...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("tracegrid %s: exit %d, output %q; want exit %d and %q", strings.Join(c.args, " "), code, out, c.code, c.want)
+		}
+		if strings.Contains(out, "panic") || strings.Contains(out, "goroutine ") {
+			t.Errorf("tracegrid %s panicked: %s", strings.Join(c.args, " "), out)
+		}
+	}
+}
+
+func TestRenderThenReplay(t *testing.T) {
+	out := t.TempDir()
+	spec := writeFile(t, "s.yaml", "grid: default\ndomains: [state_machine]\ncounts: [3]\nfrequencies: [1.0]\nduration: 4\nwidth: 128\nheight: 96\n")
+	if msg, code := run(t, "render", "--spec", spec, "--out", out); code != 0 {
+		t.Fatalf("render: exit %d: %s", code, msg)
+	}
+	tr := filepath.Join(out, "clips", "state_machine_N03_F1.0_s00.trace.json")
+	msg, code := run(t, "trace", "replay", tr, "--at", "4")
+	if code != 0 || !strings.Contains(msg, "final count c_N = 3") || !strings.Contains(msg, "count 3") {
+		t.Errorf("replay: exit %d: %s", code, msg)
+	}
+	msg, code = run(t, "trace", "replay", tr, "--at", "0", "--json")
+	if code != 0 || !strings.Contains(msg, `"count_at":0`) || !strings.Contains(msg, `"final_count":3`) {
+		t.Errorf("replay --json: exit %d: %s", code, msg)
+	}
+	if msg, code = run(t, "trace", "replay", tr, "--at", "99"); code != 2 || !strings.Contains(msg, "outside the clip") {
+		t.Errorf("replay --at 99: exit %d: %s", code, msg)
+	}
+	// A second run finds everything complete.
+	if msg, code = run(t, "render", "--spec", spec, "--out", out); code != 0 || !strings.Contains(msg, "skipped=1") {
+		t.Errorf("rerun: exit %d: %s", code, msg)
+	}
+}
+
+// waitForManifestLines polls until the manifest has n lines.
+func waitForManifestLines(t *testing.T, path string, n int, exited <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			t.Fatalf("render exited before writing %d manifest lines", n)
+		default:
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Count(string(b), "\n") >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("manifest never reached %d lines", n)
+}
+
+func TestInterruptAndKillLoseNothing(t *testing.T) {
+	spec := writeFile(t, "s.yaml", "grid: default\ncounts: [0, 2, 6]\nfrequencies: [1.0, 3.0]\nduration: 8\nwidth: 320\nheight: 180\n")
+	for _, sig := range []os.Signal{os.Interrupt, os.Kill} {
+		out := t.TempDir()
+		cmd := exec.Command(bin, "render", "--spec", spec, "--out", out, "--workers", "1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		manifest := filepath.Join(out, "manifest.jsonl")
+		exited := make(chan struct{})
+		var err error
+		go func() { err = cmd.Wait(); close(exited) }()
+		waitForManifestLines(t, manifest, 2, exited)
+		cmd.Process.Signal(sig)
+		<-exited
+		code := cmd.ProcessState.ExitCode()
+		if sig == os.Interrupt && (code != 130 || !strings.Contains(stderr.String(), "interrupted")) {
+			t.Errorf("SIGINT: exit %d (%v), stderr %s", code, err, stderr.String())
+		}
+		if sig == os.Interrupt {
+			files, _ := os.ReadDir(filepath.Join(out, "clips"))
+			for _, f := range files {
+				if strings.Contains(f.Name(), ".tmp") {
+					t.Errorf("SIGINT left a partial file: %s", f.Name())
+				}
+			}
+		}
+		// Every clip in the manifest is whole; the rerun completes the rest.
+		b, _ := os.ReadFile(manifest)
+		done := strings.Count(string(b), "\n")
+		msg, code := run(t, "render", "--spec", spec, "--out", out)
+		if code != 0 || !strings.Contains(msg, "rendered="+strconv.Itoa(15-done)) {
+			t.Errorf("after %v with %d clips done, rerun: exit %d: %s", sig, done, code, msg)
+		}
+		files, _ := os.ReadDir(filepath.Join(out, "clips"))
+		if len(files) != 30 {
+			t.Errorf("after %v and rerun: %d files in clips/, want 30", sig, len(files))
+		}
+	}
+}

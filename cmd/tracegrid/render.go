@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/tracegrid/tracegrid/pipeline"
+)
+
+func newRenderCmd() *cobra.Command {
+	var (
+		grid, specPath, out string
+		workers             int
+		verbose             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "render (--grid paper|default | --spec FILE.yaml) --out DIR",
+		Short: "Render a grid of clips with their traces and a manifest",
+		Long: `render writes DIR/clips/<id>.mp4, DIR/clips/<id>.trace.json and DIR/manifest.jsonl.
+A rerun into the same DIR skips clips that are complete and verified (video hash and
+trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var spec pipeline.Spec
+			var err error
+			switch {
+			case specPath != "" && cmd.Flags().Changed("grid"):
+				return usageError{fmt.Errorf("use --grid or --spec, not both (a spec names its grid in its `grid` field)")}
+			case specPath != "":
+				spec, err = pipeline.LoadSpec(specPath)
+			default:
+				spec, err = pipeline.BuiltinSpec(grid)
+			}
+			if err != nil {
+				return err
+			}
+			plan, err := spec.Plan()
+			if err != nil {
+				return err
+			}
+			log := logger(verbose)
+			log.Info("render", "grid", spec.Grid, "clips", len(plan), "out", out, "size", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "fps", spec.FPS, "encoder", spec.Encoder.Codec, "preset", spec.Encoder.Preset, "crf", spec.Encoder.CRF, "lossless", spec.Encoder.Lossless)
+			sum, err := pipeline.Render(cmd.Context(), spec, pipeline.Options{
+				Out: out, Workers: workers, Log: log, Progress: progress(len(plan), log),
+			})
+			if sum.GL.Renderer != "" {
+				log.Info("GL", "renderer", sum.GL.Renderer, "version", sum.GL.Version, "platform", sum.GL.Platform)
+			}
+			if err != nil {
+				return err
+			}
+			fps := 0.0
+			if s := sum.Elapsed.Seconds(); s > 0 {
+				fps = float64(sum.Frames) / s
+			}
+			log.Info("done", "rendered", sum.Rendered, "skipped", sum.Skipped, "frames", sum.Frames,
+				"elapsed", sum.Elapsed.Round(time.Millisecond), "frames_per_s", fmt.Sprintf("%.0f", fps), "manifest", out+"/"+pipeline.ManifestName)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid: paper (2,190 clips) or default (39 clips)")
+	cmd.Flags().StringVar(&specPath, "spec", "", "YAML spec file (see docs/spec.md)")
+	cmd.Flags().StringVar(&out, "out", "out", "output directory")
+	cmd.Flags().IntVar(&workers, "workers", 0, "clips encoded in parallel (0: one per CPU)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "debug logging")
+	return cmd
+}
+
+// progress shows a bar on a terminal and a log line every tenth otherwise.
+func progress(total int, log *slog.Logger) func(done, total int) {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		bar := progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("clips"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
+		)
+		return func(done, _ int) { _ = bar.Set(done) }
+	}
+	last := -1
+	return func(done, total int) {
+		if step := done * 10 / max(total, 1); step != last {
+			last = step
+			log.Info("progress", "clips", fmt.Sprintf("%d/%d", done, total))
+		}
+	}
+}

@@ -1,0 +1,45 @@
+// Package gpu renders scene.DrawLists to RGBA images with OpenGL, headless.
+//
+// A Renderer owns one OpenGL 3.3 core context created through EGL with no
+// window or surface (EGL_KHR_surfaceless_context): frames are drawn into a
+// framebuffer object and read back with glReadPixels, straight into the
+// caller's (possibly padded) rows, top row first.
+//
+// # Choosing the display
+//
+// NewRenderer enumerates EGL devices (EGL_EXT_device_enumeration) and tries
+// them on EGL_PLATFORM_DEVICE_EXT, real GPUs first (devices without
+// EGL_MESA_device_software; NVIDIA's EGL_NV_device_cuda ones before others),
+// software devices last; then Mesa's surfaceless platform
+// (EGL_PLATFORM_SURFACELESS_MESA); then the default display. On a machine
+// without a GPU this ends on Mesa's llvmpipe. Info reports what was chosen;
+// the renderer is also logged with log/slog at Debug level.
+//
+// The environment variable TRACEGRID_EGL_PLATFORM forces one platform:
+//
+//	TRACEGRID_EGL_PLATFORM=device       only EGL devices
+//	TRACEGRID_EGL_PLATFORM=surfaceless  only EGL_PLATFORM_SURFACELESS_MESA
+//
+// # Threads
+//
+// A GL context is current on one OS thread, so each Renderer runs one
+// goroutine locked to its thread and sends all GL work there. Renderers may
+// be used from any goroutine.
+//
+// # Drawing
+//
+// All items of a frame are one instanced draw of a unit quad: each item (or
+// each glyph of a text item) is an instance, and the fragment shader
+// computes the item's analytic signed distance in output pixels and turns it
+// into coverage with a one-pixel ramp. Geometry follows package scene
+// exactly: pixel (i, j) covers [i, i+1]×[j, j+1], so a rectangle from x=10
+// covers column 10 and not column 9. Text uses goregular from a glyph atlas
+// built once per process.
+//
+// # Building
+//
+// Build, vet and test with GOFLAGS=-tags=egl: the tag makes go-gl link
+// libEGL instead of libGL and X11. The package needs pkg-config's egl
+// (libegl-dev) and, to run without a GPU, Mesa (libegl-mesa0,
+// libgl1-mesa-dri).
+package gpu

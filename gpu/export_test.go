@@ -1,0 +1,33 @@
+package gpu
+
+import (
+	"golang.org/x/image/font/sfnt"
+
+	"github.com/tracegrid/tracegrid/scene"
+)
+
+// RenderNoReadback draws dl at w×h and waits with glFinish, without reading
+// pixels back (BenchmarkRenderOnly).
+func RenderNoReadback(r *Renderer, dl *scene.DrawList, w, h int) error {
+	return r.renderNoReadback(dl, Image{Width: w, Height: h})
+}
+
+// MeasureText is the width a Text item of s at size is centred on.
+func MeasureText(s string, size float64) float64 {
+	a, err := sharedAtlas()
+	if err != nil {
+		return 0
+	}
+	var buf sfnt.Buffer
+	return a.measureText(&buf, s, size)
+}
+
+// TextBaseline is how far below the top of a Text item's box the baseline
+// lies, for text size pixels tall.
+func TextBaseline(size float64) float64 {
+	a, err := sharedAtlas()
+	if err != nil {
+		return 0
+	}
+	return a.capHeight * a.scale(size)
+}

@@ -1,0 +1,503 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tracegrid/tracegrid/encode"
+	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/scene"
+	"github.com/tracegrid/tracegrid/trace"
+)
+
+// Options of one render run.
+type Options struct {
+	// Out is the output directory; clips go to Out/clips.
+	Out string
+	// Workers is the number of clips encoded in parallel (0: one per CPU).
+	Workers int
+	// Renderer, if set, is used instead of creating (and closing) one.
+	Renderer *gpu.Renderer
+	// Progress, if set, is called after each clip with the number of clips
+	// complete (skipped ones included) and the total.
+	Progress func(done, total int)
+	// Log receives progress and resume messages; nil discards them.
+	Log *slog.Logger
+}
+
+// Summary says what a run did.
+type Summary struct {
+	Planned  int
+	Skipped  int // already complete and verified
+	Rendered int
+	Frames   int // frames encoded by this run
+	Elapsed  time.Duration
+	GL       gpu.Info
+}
+
+// ErrOutput is wrapped by errors about the output directory.
+var ErrOutput = errors.New("output directory")
+
+// framesPerWorker bounds the rendered frames waiting for one encoder: enough
+// to keep the encoder busy while the GL thread serves another worker.
+const framesPerWorker = 3
+
+// Render renders every clip of the spec that is not already complete and
+// verified in opt.Out. Finished clips are never lost: each is written
+// atomically and recorded in the manifest before the next is reported; on
+// cancellation the clip in progress is abandoned and its temporary file
+// removed.
+func Render(ctx context.Context, spec Spec, opt Options) (sum Summary, err error) {
+	start := time.Now()
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := spec.Validate(); err != nil {
+		return sum, err
+	}
+	plan, err := spec.Plan()
+	if err != nil {
+		return sum, err
+	}
+	sum.Planned = len(plan)
+	if !encode.Available(codecName(spec.Encoder)) {
+		return sum, fmt.Errorf("encoder %q is not available in this libavcodec", codecName(spec.Encoder))
+	}
+	clipsDir := filepath.Join(opt.Out, "clips")
+	if err := os.MkdirAll(clipsDir, 0o755); err != nil {
+		return sum, fmt.Errorf("%w %s is not writable: %w", ErrOutput, opt.Out, err)
+	}
+	unlock, err := lockDir(opt.Out)
+	if err != nil {
+		return sum, err
+	}
+	defer unlock()
+	removeStaleTemps(clipsDir, log)
+	removeStaleTemps(opt.Out, log)
+
+	manifestPath := filepath.Join(opt.Out, ManifestName)
+	order := make(map[string]int, len(plan))
+	for i, p := range plan {
+		order[p.ID()] = i
+	}
+	done, kept, err := verifyExisting(opt.Out, manifestPath, spec, order, log)
+	if err != nil {
+		return sum, err
+	}
+	if err := writeManifest(manifestPath, kept, order); err != nil {
+		return sum, fmt.Errorf("%w: manifest: %w", ErrOutput, err)
+	}
+	var todo []scene.Params
+	for _, p := range plan {
+		if !done[p.ID()] {
+			todo = append(todo, p)
+		}
+	}
+	sum.Skipped = len(plan) - len(todo)
+	if opt.Progress != nil {
+		opt.Progress(sum.Skipped, len(plan))
+	}
+	if len(todo) == 0 {
+		sum.Elapsed = time.Since(start)
+		log.Info("all clips already complete", "clips", len(plan))
+		return sum, nil
+	}
+	if sum.Skipped > 0 {
+		log.Info("resuming", "complete", sum.Skipped, "remaining", len(todo))
+	}
+
+	r := opt.Renderer
+	if r == nil {
+		if r, err = gpu.NewRenderer(); err != nil {
+			return sum, err
+		}
+		defer r.Close()
+	}
+	sum.GL = r.Info()
+
+	mf, err := os.OpenFile(manifestPath, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return sum, fmt.Errorf("%w: manifest: %w", ErrOutput, err)
+	}
+	defer mf.Close()
+
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	workers = min(workers, len(todo))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan scene.Params)
+	results := make(chan clipResult)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{r: r, spec: spec, clipsDir: clipsDir, gl: sum.GL.Renderer}
+			for p := range jobs {
+				e, err := w.renderClip(ctx, p)
+				select {
+				case results <- clipResult{p: p, entry: e, err: err}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, p := range todo {
+			select {
+			case jobs <- p:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	// Collect on this goroutine: it alone writes the manifest.
+	var firstErr error
+	all := kept
+	for res := range results {
+		if res.err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("render %s: %w", res.p.ID(), res.err)
+				cancel()
+			}
+			continue
+		}
+		if firstErr != nil {
+			continue // a clip finished while stopping: it is complete, keep it
+		}
+		if err := appendManifest(mf, res.entry); err != nil {
+			firstErr = fmt.Errorf("%w: manifest: %w", ErrOutput, err)
+			cancel()
+			continue
+		}
+		all = append(all, res.entry)
+		sum.Rendered++
+		sum.Frames += res.entry.Frames
+		if opt.Progress != nil {
+			opt.Progress(sum.Skipped+sum.Rendered, len(plan))
+		}
+	}
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = context.Cause(ctx)
+	}
+	if firstErr == nil {
+		// Leave the manifest in plan order once everything is there.
+		if err := writeManifest(manifestPath, all, order); err != nil {
+			firstErr = fmt.Errorf("%w: manifest: %w", ErrOutput, err)
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, firstErr
+}
+
+type clipResult struct {
+	p     scene.Params
+	entry Entry
+	err   error
+}
+
+func codecName(e Encoder) string {
+	if e.Codec == "" {
+		return "libx264"
+	}
+	return e.Codec
+}
+
+// worker renders and encodes one clip at a time. Its frame buffers are
+// reused from clip to clip.
+type worker struct {
+	r        *gpu.Renderer
+	spec     Spec
+	clipsDir string
+	gl       string
+	bufs     []*gpu.Image
+}
+
+type frameMsg struct {
+	img    *gpu.Image // nil: repeat the previous frame
+	repeat bool
+}
+
+func (w *worker) buffers(width, height int) []*gpu.Image {
+	if len(w.bufs) == 0 || w.bufs[0].Width != width || w.bufs[0].Height != height {
+		w.bufs = w.bufs[:0]
+		for range framesPerWorker {
+			w.bufs = append(w.bufs, &gpu.Image{Width: width, Height: height, Stride: 4 * width, Pix: make([]byte, 4*width*height)})
+		}
+	}
+	return w.bufs
+}
+
+// renderClip writes the trace and the video of one clip atomically and
+// returns its manifest entry.
+func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) {
+	clip, err := scene.New(p)
+	if err != nil {
+		return Entry{}, err
+	}
+	id := p.ID()
+	tr := clip.Trace()
+	traceJSON, err := tr.Marshal()
+	if err != nil {
+		return Entry{}, err
+	}
+	videoPath := filepath.Join(w.clipsDir, id+".mp4")
+	tracePath := filepath.Join(w.clipsDir, id+".trace.json")
+	tmp := filepath.Join(w.clipsDir, "."+id+".mp4.tmp")
+	enc := w.spec.Encoder
+	ew, err := encode.Create(tmp, encode.Options{
+		Width: p.Width, Height: p.Height, FPS: p.FPS,
+		Codec: codecName(enc), Preset: enc.Preset, CRF: enc.CRF, Lossless: enc.Lossless, Threads: enc.Threads,
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	frames := frameCount(p.Duration, p.FPS)
+	if err := w.encodeFrames(ctx, clip, ew, frames); err != nil {
+		ew.Abort()
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	if err := ew.Close(); err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	if err := syncFile(tmp); err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	if err := writeFileAtomic(tracePath, func(wr io.Writer) error { _, err := wr.Write(traceJSON); return err }); err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	if err := os.Rename(tmp, videoPath); err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	sum, err := fileSHA256(videoPath)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{
+		ID: id, Domain: p.Domain, N: p.N, F: p.F, Seed: p.Seed,
+		Video: filepath.ToSlash(filepath.Join("clips", id+".mp4")), Trace: filepath.ToSlash(filepath.Join("clips", id+".trace.json")),
+		SHA256: sum, Frames: frames, Render: settingsOf(w.spec), ToolVersion: ToolVersion(), GLRenderer: w.gl,
+	}, nil
+}
+
+// encodeFrames overlaps rendering and encoding: a producer renders frame
+// k+1.. into a small pool of buffers while this goroutine encodes frame k.
+// A frame whose draw list equals the previous one is not rendered or
+// converted again; the encoder repeats its last picture.
+func (w *worker) encodeFrames(ctx context.Context, clip *scene.Clip, ew *encode.Writer, frames int) error {
+	p := clip.P
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	bufs := w.buffers(p.Width, p.Height)
+	free := make(chan *gpu.Image, len(bufs))
+	for _, b := range bufs {
+		free <- b
+	}
+	out := make(chan frameMsg, len(bufs))
+	var prodErr error
+	prodDone := make(chan struct{})
+	go func() {
+		defer close(prodDone)
+		defer close(out)
+		var cur, prev scene.DrawList
+		for k := range frames {
+			clip.StateInto(float64(k)/float64(p.FPS), &cur)
+			msg := frameMsg{repeat: k > 0 && cur.Equal(&prev)}
+			if !msg.repeat {
+				select {
+				case msg.img = <-free:
+				case <-ctx.Done():
+					return
+				}
+				if err := w.r.Render(&cur, *msg.img); err != nil {
+					prodErr = fmt.Errorf("frame %d: %w", k, err)
+					return
+				}
+				cur, prev = prev, cur
+			}
+			select {
+			case out <- msg:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var encErr error
+	n := 0
+	for msg := range out {
+		if encErr != nil {
+			continue // drain so the producer can finish
+		}
+		if msg.repeat {
+			encErr = ew.Repeat()
+		} else {
+			encErr = ew.WriteRGBA(encode.Image(*msg.img))
+			free <- msg.img
+		}
+		if encErr != nil {
+			encErr = fmt.Errorf("frame %d: %w", n, encErr)
+			cancel()
+		}
+		n++
+	}
+	<-prodDone
+	switch {
+	case encErr != nil:
+		return encErr
+	case prodErr != nil:
+		return prodErr
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case n != frames:
+		return fmt.Errorf("encoded %d of %d frames", n, frames)
+	}
+	return nil
+}
+
+func frameCount(duration float64, fps int) int {
+	return int(math.Round(duration * float64(fps)))
+}
+
+func settingsOf(s Spec) RenderSettings {
+	e := s.Encoder
+	e.Codec = codecName(e)
+	return RenderSettings{Duration: s.Duration, FPS: s.FPS, Width: s.Width, Height: s.Height, Encoder: e}
+}
+
+// verifyExisting reads the manifest and keeps the entries whose files are
+// present and intact: the video's hash matches, and the trace on disk is
+// byte-identical to the one this version would write. Entries for clips the
+// spec does not plan are kept untouched (another spec may share the
+// directory).
+func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, log *slog.Logger) (done map[string]bool, kept []Entry, err error) {
+	entries, skipped, err := ReadManifest(manifestPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrOutput, err)
+	}
+	if skipped > 0 {
+		log.Warn("manifest lines unreadable; their clips will be rendered again", "lines", skipped)
+	}
+	done = map[string]bool{}
+	want := settingsOf(spec)
+	latest := map[string]Entry{} // the last line for an id wins
+	var ids []string
+	for _, e := range entries {
+		if _, ok := latest[e.ID]; !ok {
+			ids = append(ids, e.ID)
+		}
+		latest[e.ID] = e
+	}
+	for _, id := range ids {
+		e := latest[id]
+		if _, planned := order[id]; !planned {
+			kept = append(kept, e)
+			continue
+		}
+		if reason := verifyEntry(out, e, want); reason != "" {
+			log.Info("re-rendering clip", "id", id, "reason", reason)
+			continue
+		}
+		done[id] = true
+		kept = append(kept, e)
+	}
+	return done, kept, nil
+}
+
+func verifyEntry(out string, e Entry, want RenderSettings) string {
+	if e.Render != want {
+		return "render settings changed"
+	}
+	if e.Frames != frameCount(want.Duration, want.FPS) {
+		return "frame count differs"
+	}
+	sum, err := fileSHA256(filepath.Join(out, filepath.FromSlash(e.Video)))
+	if err != nil {
+		return "video missing: " + err.Error()
+	}
+	if sum != e.SHA256 {
+		return "video hash mismatch"
+	}
+	tr, err := trace.Load(filepath.Join(out, filepath.FromSlash(e.Trace)))
+	if err != nil {
+		return "trace unreadable: " + err.Error()
+	}
+	clip, err := scene.New(scene.Params{Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Duration: want.Duration, FPS: want.FPS, Width: want.Width, Height: want.Height})
+	if err != nil {
+		return "trace parameters invalid: " + err.Error()
+	}
+	a, errA := clip.Trace().Marshal()
+	b, errB := tr.Marshal()
+	if errA != nil || errB != nil || !bytes.Equal(a, b) || tr.ID != e.ID {
+		return "trace differs from the scene's"
+	}
+	return ""
+}
+
+// lockDir takes an exclusive lock on the output directory so two runs
+// never write the same clips.
+func lockDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, ".tracegrid.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s is not writable: %w", ErrOutput, dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w %s is in use by another tracegrid run: %w", ErrOutput, dir, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// removeStaleTemps deletes temporary files a killed run left behind. The
+// directory lock guarantees no live run owns them.
+func removeStaleTemps(dir string, log *slog.Logger) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if name := e.Name(); strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp") {
+			if os.Remove(filepath.Join(dir, name)) == nil {
+				log.Info("removed a temporary file left by an interrupted run", "file", name)
+			}
+		}
+	}
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,200 @@
+// Package pipeline turns a render spec into clips: spec (YAML) → plan →
+// one GL thread shared by parallel encoder workers with bounded buffers →
+// clips, traces and a manifest, with resume and atomic writes.
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tracegrid/tracegrid/scene"
+)
+
+// Encoder settings of a spec.
+type Encoder struct {
+	// Codec is a libavcodec encoder name: libx264 (default), or a hardware
+	// encoder such as h264_nvenc where the library and driver have it.
+	Codec string `yaml:"codec" json:"codec"`
+	// Preset is the encoder's speed/size preset (libx264: ultrafast … veryslow).
+	Preset string `yaml:"preset" json:"preset"`
+	// CRF is the constant rate factor (libx264: 0–51, lower is better).
+	CRF int `yaml:"crf" json:"crf"`
+	// Lossless encodes the YUV frames without loss (libx264 qp=0); it
+	// overrides CRF.
+	Lossless bool `yaml:"lossless" json:"lossless"`
+	// Threads per encoder; 0 lets libav choose.
+	Threads int `yaml:"threads" json:"threads"`
+}
+
+// Spec says which clips to render and how. Every field defaults to the
+// value of the built-in grid named by Grid, which defaults to "paper".
+type Spec struct {
+	// Grid is the built-in grid the other fields start from: "paper" (the
+	// full 2,190-clip grid of low-frequency-trap §3.1) or "default" (39
+	// clips, about a minute on two cores).
+	Grid string `yaml:"grid"`
+	// Domains to render: bounce_ball, blinking, state_machine.
+	Domains []string `yaml:"domains"`
+	// Counts N; 0 renders no-event controls at NominalFrequency.
+	Counts []int `yaml:"counts"`
+	// Frequencies F in Hz for positive counts.
+	Frequencies []float64 `yaml:"frequencies"`
+	// Seeds per (domain, N, F) cell, numbered from 0.
+	Seeds int `yaml:"seeds"`
+	// NominalFrequency is the F recorded for N=0 controls (paper: 1.0 Hz).
+	NominalFrequency float64 `yaml:"nominal_frequency"`
+	// Duration of every clip in seconds.
+	Duration float64 `yaml:"duration"`
+	// FPS is the clip's constant frame rate.
+	FPS int `yaml:"fps"`
+	// Width and Height in pixels, even (yuv420p).
+	Width  int `yaml:"width"`
+	Height int `yaml:"height"`
+	// Encoder settings.
+	Encoder Encoder `yaml:"encoder"`
+}
+
+// Built-in grid names.
+const (
+	GridPaper   = "paper"
+	GridDefault = "default"
+)
+
+// BuiltinSpec returns a built-in grid.
+func BuiltinSpec(grid string) (Spec, error) {
+	paper := Spec{
+		Grid:             GridPaper,
+		Domains:          scene.Domains(),
+		Counts:           slices.Clone(scene.PaperCounts),
+		Frequencies:      slices.Clone(scene.PaperFrequencies),
+		Seeds:            scene.PaperSeeds,
+		NominalFrequency: scene.PaperNominalF,
+		Duration:         scene.PaperDuration,
+		FPS:              scene.DefaultFPS,
+		Width:            scene.DefaultWidth,
+		Height:           scene.DefaultHeight,
+		Encoder:          Encoder{Codec: "libx264", Preset: "veryfast", CRF: 18},
+	}
+	switch grid {
+	case GridPaper, "":
+		return paper, nil
+	case GridDefault:
+		s := paper
+		s.Grid = GridDefault
+		s.Counts = []int{0, 2, 6, 12}
+		s.Frequencies = []float64{0.5, 1.5, 2.5, 4.0}
+		s.Seeds = 1
+		return s, nil
+	}
+	return Spec{}, fmt.Errorf("%w: unknown grid %q (known: %s, %s)", ErrSpec, grid, GridPaper, GridDefault)
+}
+
+// ErrSpec is wrapped by every spec error.
+var ErrSpec = errors.New("invalid spec")
+
+// LoadSpec reads a YAML spec file.
+func LoadSpec(path string) (Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	s, err := ParseSpec(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSpec decodes YAML over the built-in grid the document names (paper
+// when it names none). Unknown fields are errors.
+func ParseSpec(b []byte) (Spec, error) {
+	// First pass: which grid to start from.
+	var head struct {
+		Grid string `yaml:"grid"`
+	}
+	if err := yaml.Unmarshal(b, &head); err != nil {
+		return Spec{}, fmt.Errorf("%w: %v", ErrSpec, err)
+	}
+	s, err := BuiltinSpec(head.Grid)
+	if err != nil {
+		return Spec{}, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return Spec{}, fmt.Errorf("%w: %v", ErrSpec, err)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// Validate checks the spec as a whole and every clip it plans.
+func (s Spec) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrSpec, fmt.Sprintf(format, args...))
+	}
+	if len(s.Domains) == 0 || len(s.Counts) == 0 {
+		return bad("domains and counts must not be empty")
+	}
+	if s.Seeds < 1 {
+		return bad("seeds must be at least 1, got %d", s.Seeds)
+	}
+	// libav reads crf 0 as "the encoder's default", not lossless: refuse it
+	// so nobody gets crf 23 while asking for the best quality.
+	if !s.Encoder.Lossless && (s.Encoder.CRF < 1 || s.Encoder.CRF > 63) {
+		return bad("encoder.crf %d out of range [1, 63] (use encoder.lossless for lossless)", s.Encoder.CRF)
+	}
+	if s.Encoder.Threads < 0 {
+		return bad("encoder.threads must be ≥ 0")
+	}
+	if fr := s.Duration * float64(s.FPS); s.FPS > 0 && math.Abs(fr-math.Round(fr)) > 1e-6 {
+		return bad("duration × fps = %v is not a whole number of frames", fr)
+	}
+	for _, n := range s.Counts {
+		if n > 0 && len(s.Frequencies) == 0 {
+			return bad("positive counts need at least one frequency")
+		}
+	}
+	if _, err := s.Plan(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Plan lists the clips of the spec in a fixed order (domain, N, F, seed),
+// each validated. N=0 gets one cell at the nominal frequency.
+func (s Spec) Plan() ([]scene.Params, error) {
+	var out []scene.Params
+	seen := map[string]bool{}
+	for _, d := range s.Domains {
+		for _, n := range s.Counts {
+			freqs := s.Frequencies
+			if n == 0 {
+				freqs = []float64{s.NominalFrequency}
+			}
+			for _, f := range freqs {
+				for seed := range s.Seeds {
+					p := scene.Params{Domain: d, N: n, F: f, Seed: seed, Duration: s.Duration, FPS: s.FPS, Width: s.Width, Height: s.Height}
+					if err := p.Validate(); err != nil {
+						return nil, fmt.Errorf("%w: clip %s: %w", ErrSpec, p.ID(), err)
+					}
+					if seen[p.ID()] {
+						continue // a repeated value in counts/frequencies
+					}
+					seen[p.ID()] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out, nil
+}
