@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/gpu/gputest"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -190,4 +191,16 @@ func geometricGap(dl *scene.DrawList, wall string) float64 {
 		return ball.Y0 - ball.R - (box.Y0 + in)
 	}
 	return box.Y1 - in - (ball.Y0 + ball.R)
+}
+
+// TestGoldenFrames pins one frame of each domain (at its second event) to a
+// reviewed PNG; each is rendered twice, and both renders must match.
+func TestGoldenFrames(t *testing.T) {
+	for _, d := range scene.Domains() {
+		c := paperClip(t, d, 4, 1.0, 1)
+		at := c.Trace().Events[1].T
+		for range 2 {
+			gputest.CompareGolden(t, d, renderAt(t, c, at), gputest.Default)
+		}
+	}
 }
