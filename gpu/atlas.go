@@ -37,15 +37,17 @@ const atlasExtras = "–—‘’“”•…€←↑→↓−≈≤≥√∞Γ
 // on the Go side; the GPU only sees finished glyph quads.
 type glyph struct {
 	index   sfnt.GlyphIndex
-	advance float64     // atlas pixels
-	ink     bool        // false for blanks such as the space: no quad
-	cell    image.Point // top-left corner of its cell in the atlas
+	advance float64         // atlas pixels
+	ink     bool            // false for blanks such as the space: no quad
+	cell    image.Point     // top-left corner of its cell in the atlas
+	bounds  image.Rectangle // inked pixels, relative to the cell's corner
 }
 
 // fontAtlas is goregular rasterized once into a coverage (R8) image. Every
 // glyph sits in a cell of the same size with its pen origin at the same
-// offset, so a glyph quad is "the whole cell, placed relative to the pen".
-// It is immutable after build and shared by all renderers.
+// offset; a glyph quad is its inked part of the cell plus a margin, placed
+// relative to the pen. It is immutable after build and shared by all
+// renderers.
 type fontAtlas struct {
 	font      *sfnt.Font // safe for concurrent use with separate sfnt.Buffers
 	img       *image.Alpha
@@ -137,8 +139,8 @@ func buildAtlas() (*fontAtlas, error) {
 		g := a.glyphs[r]
 		g.cell = image.Pt(i%cols*a.cellW, i/cols*a.cellH)
 		dr, mask, maskp, _, _ := face.Glyph(fixed.Point26_6{}, r)
-		at := dr.Add(g.cell).Add(image.Pt(atlasPad-union.Min.X, atlasPad-union.Min.Y))
-		draw.Draw(a.img, at, mask, maskp, draw.Src)
+		g.bounds = dr.Add(image.Pt(atlasPad-union.Min.X, atlasPad-union.Min.Y))
+		draw.Draw(a.img, g.bounds.Add(g.cell), mask, maskp, draw.Src)
 		a.glyphs[r] = g
 	}
 	fb, ok := a.glyphs['\ufffd']

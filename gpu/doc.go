@@ -28,13 +28,23 @@
 //
 // # Drawing
 //
-// All items of a frame are one instanced draw of a unit quad: each item (or
-// each glyph of a text item) is an instance, and the fragment shader
-// computes the item's analytic signed distance in output pixels and turns it
-// into coverage with a one-pixel ramp. Geometry follows package scene
-// exactly: pixel (i, j) covers [i, i+1]×[j, j+1], so a rectangle from x=10
-// covers column 10 and not column 9. Text uses goregular from a glyph atlas
-// built once per process.
+// Every item is drawn as instances of one unit quad, uploaded in one buffer
+// per frame: an item (a glyph, for text; a band, for stroked rectangles) is
+// an instance, and the fragment shader computes the item's analytic signed
+// distance in output pixels and turns it into coverage with a one-pixel
+// ramp. Shapes and glyphs use two fragment shaders (llvmpipe runs every
+// branch of a shader for every pixel, and the glyph atlas lookup would
+// triple the cost of shapes), so a frame is one instanced draw per switch
+// between shapes and text in item order: one or two in most frames.
+//
+// Geometry follows package scene exactly: pixel (i, j) covers
+// [i, i+1]×[j, j+1], so a rectangle from x=10 covers column 10 and not
+// column 9, and a circle colours (at least half) every pixel whose centre
+// lies within its radius, fully those more than half a pixel inside. A
+// canvas whose aspect ratio differs from the output's is scaled to fit and
+// centred, the margins showing the background. Text uses goregular from a
+// glyph atlas built once per process; layout (advances, kerning) is done
+// in Go.
 //
 // # Building
 //

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"github.com/go-gl/gl/v3.3-core/gl"
 	"golang.org/x/image/font/sfnt"
 
 	"github.com/tracegrid/tracegrid/scene"
@@ -30,4 +31,16 @@ func TextBaseline(size float64) float64 {
 		return 0
 	}
 	return a.capHeight * a.scale(size)
+}
+
+// BuildProgram compiles and links a program on r's GL thread, then deletes
+// it: for testing how shader errors are reported.
+func BuildProgram(r *Renderer, vertex, fragment string) error {
+	return r.th.Call(func() error {
+		id, err := buildProgram("test", vertex, fragment, shaderDefines())
+		if id != 0 {
+			gl.DeleteProgram(id)
+		}
+		return err
+	})
 }

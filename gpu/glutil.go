@@ -51,30 +51,31 @@ func glErrorName(code uint32) string {
 }
 
 // withDefines inserts defines after the #version line, which must stay
-// first in a GLSL source.
+// first in a GLSL source, then a #line directive so that compiler messages
+// give line numbers of the .glsl file.
 func withDefines(src, defines string) string {
 	if i := strings.IndexByte(src, '\n'); i >= 0 && strings.HasPrefix(src, "#version") {
-		return src[:i+1] + defines + src[i+1:]
+		return src[:i+1] + defines + "#line 2\n" + src[i+1:]
 	}
-	return defines + src
+	return defines + "#line 1\n" + src
 }
 
 // buildProgram compiles and links a vertex and a fragment shader; the
 // compiler's or linker's log goes into the error.
-func buildProgram(vertex, fragment, defines string) (uint32, error) {
-	vs, err := compileShader(gl.VERTEX_SHADER, "vertex", withDefines(vertex, defines))
+func buildProgram(name, vertex, fragment, defines string) (uint32, error) {
+	vs, err := compileShader(gl.VERTEX_SHADER, withDefines(vertex, defines))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("gpu: %s program: compiling the vertex shader: %w", name, err)
 	}
 	defer gl.DeleteShader(vs) // flagged now, freed with the program
-	fs, err := compileShader(gl.FRAGMENT_SHADER, "fragment", withDefines(fragment, defines))
+	fs, err := compileShader(gl.FRAGMENT_SHADER, withDefines(fragment, defines))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("gpu: %s program: compiling the fragment shader: %w", name, err)
 	}
 	defer gl.DeleteShader(fs)
 	prog := gl.CreateProgram()
 	if prog == 0 {
-		return 0, errors.New("gpu: glCreateProgram failed")
+		return 0, fmt.Errorf("gpu: %s program: glCreateProgram failed", name)
 	}
 	gl.AttachShader(prog, vs)
 	gl.AttachShader(prog, fs)
@@ -86,17 +87,18 @@ func buildProgram(vertex, fragment, defines string) (uint32, error) {
 		gl.GetProgramiv(prog, gl.INFO_LOG_LENGTH, &n)
 		log := infoLog(n, func(buf *uint8) { gl.GetProgramInfoLog(prog, n, nil, buf) })
 		gl.DeleteProgram(prog)
-		return 0, fmt.Errorf("gpu: linking shaders: %s", log)
+		return 0, fmt.Errorf("gpu: %s program: linking: %s", name, log)
 	}
 	gl.DetachShader(prog, vs)
 	gl.DetachShader(prog, fs)
 	return prog, nil
 }
 
-func compileShader(kind uint32, name, src string) (uint32, error) {
+// compileShader returns the compiler's log as the error.
+func compileShader(kind uint32, src string) (uint32, error) {
 	sh := gl.CreateShader(kind)
 	if sh == 0 {
-		return 0, fmt.Errorf("gpu: glCreateShader(%s) failed", name)
+		return 0, errors.New("glCreateShader failed")
 	}
 	csrc, free := gl.Strs(src + "\x00")
 	gl.ShaderSource(sh, 1, csrc, nil)
@@ -109,7 +111,7 @@ func compileShader(kind uint32, name, src string) (uint32, error) {
 		gl.GetShaderiv(sh, gl.INFO_LOG_LENGTH, &n)
 		log := infoLog(n, func(buf *uint8) { gl.GetShaderInfoLog(sh, n, nil, buf) })
 		gl.DeleteShader(sh)
-		return 0, fmt.Errorf("gpu: compiling the %s shader: %s", name, log)
+		return 0, errors.New(log)
 	}
 	return sh, nil
 }

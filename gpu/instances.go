@@ -153,7 +153,7 @@ func appendItem(dst []float32, it *scene.Item, m float64, atlas *fontAtlas, buf 
 		if it.Size <= 0 || it.Text == "" {
 			return dst, nil
 		}
-		return appendText(dst, it, atlas, buf), nil
+		return appendText(dst, it, m, atlas, buf), nil
 	}
 	return dst, fmt.Errorf("unknown kind %d", it.Kind)
 }
@@ -183,13 +183,18 @@ func appendStrokeRect(dst []float32, in instance, x0, y0, x1, y1, m float64) []f
 // appendText lays out a Text item on the Go side and appends one glyph quad
 // per inked rune. The line is centred horizontally on X0 by its advance
 // width, and vertically so that the band from cap height to descender
-// (Size tall) is centred on Y0.
-func appendText(dst []float32, it *scene.Item, a *fontAtlas, buf *sfnt.Buffer) []float32 {
-	k := a.scale(it.Size)
+// (Size tall) is centred on Y0. m is the anti-aliasing margin in canvas
+// pixels.
+func appendText(dst []float32, it *scene.Item, m float64, a *fontAtlas, buf *sfnt.Buffer) []float32 {
+	k := a.scale(it.Size) // canvas px per atlas px
 	penX := it.X0 - a.advance(buf, it.Text)*k/2
 	baseline := it.Y0 - it.Size/2 + a.capHeight*k
 	w, h := float64(a.img.Rect.Dx()), float64(a.img.Rect.Dy())
-	cw, ch := float64(a.cellW)*k, float64(a.cellH)*k
+	// Each quad covers the glyph's ink plus the margin, in atlas pixels,
+	// but stays inside the cell's empty border: sampling beyond would reach
+	// the next glyph. (Whole cells would shade several times more pixels,
+	// and the mipmapped lookup is the costly part on llvmpipe.)
+	pad := math.Min(m/k, atlasPad)
 	var prev sfnt.GlyphIndex
 	for _, r := range it.Text {
 		g, ok := a.lookup(r)
@@ -201,16 +206,18 @@ func appendText(dst []float32, it *scene.Item, a *fontAtlas, buf *sfnt.Buffer) [
 		}
 		prev = g.index
 		if g.ink {
-			// The whole cell, whose top-left corner is originX, originY atlas
-			// pixels above-left of the pen. Cells have empty borders wider
-			// than the anti-aliased fringe, so no margin is added.
+			// In atlas pixels relative to the cell's corner, which lies
+			// originX, originY above-left of the pen.
+			bx0, by0 := float64(g.bounds.Min.X)-pad, float64(g.bounds.Min.Y)-pad
+			bx1, by1 := float64(g.bounds.Max.X)+pad, float64(g.bounds.Max.Y)+pad
 			left, top := penX-a.originX*k, baseline-a.originY*k
+			cx, cy := float64(g.cell.X), float64(g.cell.Y)
 			dst = appendBox(dst, instance{
 				kind: kindGlyph,
-				g0:   float64(g.cell.X) / w, g1: float64(g.cell.Y) / h,
-				g2: float64(g.cell.X+a.cellW) / w, g3: float64(g.cell.Y+a.cellH) / h,
+				g0:   (cx + bx0) / w, g1: (cy + by0) / h,
+				g2: (cx + bx1) / w, g3: (cy + by1) / h,
 				col: it.Color,
-			}, left, top, left+cw, top+ch)
+			}, left+bx0*k, top+by0*k, left+bx1*k, top+by1*k)
 		}
 		penX += g.advance * k
 	}

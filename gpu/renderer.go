@@ -303,9 +303,9 @@ func (r *Renderer) init() error {
 // newProgram builds one of the two programs; both use the same vertex
 // shader and uniforms.
 func newProgram(name, vertex, fragment string) (program, error) {
-	id, err := buildProgram(vertex, fragment, shaderDefines())
+	id, err := buildProgram(name, vertex, fragment, shaderDefines())
 	if err != nil {
-		return program{}, fmt.Errorf("%w (%s program)", err, name)
+		return program{}, err
 	}
 	p := program{
 		id:         id,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/scene"
+	"github.com/tracegrid/tracegrid/shaders"
 )
 
 func list(w, h int, bg scene.RGBA, items ...scene.Item) *scene.DrawList {
@@ -418,6 +419,29 @@ func TestDegenerateItems(t *testing.T) {
 	), 20, 20)
 	if n := countNot(img, bytesOf(white)); n != 0 {
 		t.Errorf("%d pixels drawn by degenerate items", n)
+	}
+}
+
+func TestShaderErrors(t *testing.T) {
+	r := renderer(t)
+	if err := gpu.BuildProgram(r, shaders.QuadVertex, shaders.ShapeFragment); err != nil {
+		t.Fatalf("the real shaders: %v", err)
+	}
+	// The compiler's log, with line numbers of the .glsl source (the
+	// injected #defines do not shift them), is in the error.
+	bad := "#version 330 core\nout vec4 c;\nvoid main() {\n    c = vec4(nosuch);\n}\n"
+	err := gpu.BuildProgram(r, shaders.QuadVertex, bad)
+	if err == nil || !strings.Contains(err.Error(), "fragment shader") || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("err = %v, want the compile log", err)
+	}
+	if !strings.Contains(err.Error(), "0:4(") && !strings.Contains(err.Error(), "0:4:") && !strings.Contains(err.Error(), "(4)") {
+		t.Errorf("err = %v, want line 4", err)
+	}
+	// A link error: a fragment shader without main compiles, but does not
+	// link.
+	unlinked := "#version 330 core\nout vec4 c;\nvoid notMain() { c = vec4(1.0); }\n"
+	if err := gpu.BuildProgram(r, shaders.QuadVertex, unlinked); err == nil || !strings.Contains(err.Error(), "linking") {
+		t.Errorf("err = %v, want a link error", err)
 	}
 }
 

@@ -18,10 +18,10 @@ go test -run '^$' -bench 'BenchmarkRender|BenchmarkConvert|BenchmarkEncode' -ben
 metric() { # benchmark name regex → frames/s (from the frames/s metric or ns/op)
 	awk -v re="$1" '$1 ~ re { for (i = 2; i <= NF; i++) { if ($(i+1) == "frames/s") { print $i; exit } if ($(i+1) == "ns/op") ns = $i } } END { if (ns != "") printf "%.0f\n", 1e9 / ns }' "$WORK/gobench.txt" | head -1
 }
-render_only=$(metric 'BenchmarkRenderOnly')
-render_read=$(metric 'BenchmarkRender854x480')
-convert=$(metric 'BenchmarkConvert')
-encode_only=$(metric 'BenchmarkEncode')
+render_only=$(metric '^BenchmarkRenderOnly')
+render_read=$(metric '^BenchmarkRender854x480')
+convert=$(metric '^BenchmarkConvertRGBA854x480')
+encode_only=$(metric '^BenchmarkEncode854x480')
 
 echo "== whole pipeline: tracegrid render --grid $GRID" >&2
 t0=$(now)
