@@ -1,0 +1,346 @@
+// Package sampling holds the visual-access interventions of
+// low-frequency-trap §6 and Appendix A.2/C (native rate, uniform FPS,
+// event-centred keyframes), the adaptive sampler its companion proposal
+// suggests, and the frame conditions of TOMATO §3 (single random frame,
+// single best frame, m ordered frames, the same m shuffled). A policy is a
+// pure function from a clip to an ordered list of timestamps; only
+// `adaptive` looks at pixels (never at the trace), and only `keyframes` and
+// `single:best` look at the trace.
+//
+// Time convention, used by every policy: uniform samples take the start of
+// each sampling interval, t_j = j/K (fps:K, native:R) or t_j = j·D/M
+// (uniform:M), j = 0, 1, …, so the first sample is t = 0 and every sample
+// is inside [0, D). fps:4 on a 24 s clip gives 96 frames at 0, 0.25, …,
+// 23.75 s. The frame shown at t is the clip's last frame at or before t.
+package sampling
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Frame is one sampled frame.
+type Frame struct {
+	// Index is the frame's place in time order, from 0.
+	Index int `json:"index"`
+	// Position is its place in the sequence shown to the model, from 0.
+	Position int `json:"position"`
+	// T is the true sample time in seconds from the start of the clip.
+	T float64 `json:"t"`
+}
+
+// Limit records how a per-model image cap changed a plan.
+type Limit struct {
+	Max    int    `json:"max_images"`
+	Mode   string `json:"mode"` // "thin"
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+}
+
+// Plan is a policy's frames for one clip, in the order shown to the model.
+type Plan struct {
+	Policy string  `json:"policy"`
+	Frames []Frame `json:"frames"`
+	// Note explains an empty or capped plan in words (e.g. N=0 keyframes).
+	Note  string `json:"note,omitempty"`
+	Limit *Limit `json:"limit,omitempty"`
+}
+
+// Times returns the sample times in the order shown.
+func (p Plan) Times() []float64 {
+	ts := make([]float64, len(p.Frames))
+	for i, f := range p.Frames {
+		ts[i] = f.T
+	}
+	return ts
+}
+
+// PixelSource gives a cheap low-resolution greyscale view of the frame shown
+// at time t. All calls return slices of the same length.
+type PixelSource interface {
+	LowRes(t float64) ([]byte, error)
+}
+
+// Clip is what a policy may know about a clip.
+type Clip struct {
+	ID       string
+	Duration float64 // seconds
+	FPS      float64 // the clip's frame rate
+	Seed     int
+	// Events are the true event times; only keyframes and single:best read
+	// them.
+	Events []float64
+	// Pixels is read only by adaptive.
+	Pixels PixelSource
+}
+
+// frameCount is the number of frames of the clip.
+func (c Clip) frameCount() int {
+	return max(1, int(math.Ceil(c.Duration*c.FPS-1e-9)))
+}
+
+// Policy maps a clip to frames.
+type Policy interface {
+	// String is the canonical policy string, e.g. "fps:4".
+	String() string
+	Plan(c Clip) (Plan, error)
+}
+
+// ErrPolicy is wrapped by every error about a policy string.
+var ErrPolicy = errors.New("invalid sampling policy")
+
+// Policies lists the accepted forms, for help texts and errors.
+const Policies = "native[:R], fps:K, keyframes[:OFFSET], adaptive:B, single:random, single:best, uniform:M, shuffled:M"
+
+// Parse reads a policy string.
+func Parse(s string) (Policy, error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %q: %s (accepted: %s)", ErrPolicy, s, fmt.Sprintf(format, a...), Policies)
+	}
+	positive := func() (float64, error) {
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return 0, bad("%q is not a positive number", arg)
+		}
+		return v, nil
+	}
+	count := func() (int, error) {
+		v, err := strconv.Atoi(arg)
+		if err != nil || v <= 0 {
+			return 0, bad("%q is not a positive whole number", arg)
+		}
+		return v, nil
+	}
+	switch name {
+	case "native":
+		if !hasArg {
+			return rate{name: "native", k: 1}, nil
+		}
+		k, err := positive()
+		return rate{name: "native", k: k}, err
+	case "fps":
+		if !hasArg {
+			return nil, bad("fps needs a rate, e.g. fps:4")
+		}
+		k, err := positive()
+		return rate{name: "fps", k: k}, err
+	case "keyframes":
+		if !hasArg {
+			return keyframes{offset: DefaultKeyframeOffset}, nil
+		}
+		o, err := positive()
+		return keyframes{offset: o}, err
+	case "adaptive":
+		b, err := count()
+		return adaptive{budget: b}, err
+	case "uniform", "shuffled":
+		m, err := count()
+		return uniform{m: m, shuffled: name == "shuffled"}, err
+	case "single":
+		switch arg {
+		case "random":
+			return singleRandom{}, nil
+		case "best":
+			return singleBest{}, nil
+		}
+		return nil, bad("single takes random or best")
+	}
+	return nil, bad("unknown policy %q", name)
+}
+
+// DefaultKeyframeOffset is the paper's ±0.1 s around each event (§6).
+const DefaultKeyframeOffset = 0.1
+
+// inOrder numbers frames at the given times in time order and shows them
+// in that order.
+func inOrder(policy string, ts []float64) Plan {
+	p := Plan{Policy: policy, Frames: make([]Frame, len(ts))}
+	for i, t := range ts {
+		p.Frames[i] = Frame{Index: i, Position: i, T: t}
+	}
+	return p
+}
+
+// rate samples uniformly at k frames per second: fps:K and native:R.
+type rate struct {
+	name string
+	k    float64
+}
+
+func (r rate) String() string { return r.name + ":" + fmtNum(r.k) }
+
+func (r rate) Plan(c Clip) (Plan, error) {
+	if err := c.check(); err != nil {
+		return Plan{}, err
+	}
+	n := int(math.Ceil(c.Duration*r.k - 1e-9))
+	ts := make([]float64, n)
+	for j := range ts {
+		ts[j] = float64(j) / r.k
+	}
+	return inOrder(r.String(), ts), nil
+}
+
+// uniform takes m frames at the start of m equal intervals; shuffled shows
+// the same frames in a seed-fixed random order.
+type uniform struct {
+	m        int
+	shuffled bool
+}
+
+func (u uniform) String() string {
+	if u.shuffled {
+		return "shuffled:" + strconv.Itoa(u.m)
+	}
+	return "uniform:" + strconv.Itoa(u.m)
+}
+
+func (u uniform) Plan(c Clip) (Plan, error) {
+	if err := c.check(); err != nil {
+		return Plan{}, err
+	}
+	ts := make([]float64, u.m)
+	for j := range ts {
+		ts[j] = float64(j) * c.Duration / float64(u.m)
+	}
+	p := inOrder(u.String(), ts)
+	if u.shuffled && u.m > 1 {
+		perm := clipRand(c, "shuffled").Perm(u.m)
+		// A permutation that happens to be the identity would make the
+		// order condition identical to uniform: rotate it by one instead.
+		if sort.IntsAreSorted(perm) {
+			perm = append(perm[1:], perm[0])
+		}
+		for i := range p.Frames {
+			p.Frames[i].Position = perm[i]
+		}
+		sort.Slice(p.Frames, func(a, b int) bool { return p.Frames[a].Position < p.Frames[b].Position })
+	}
+	return p, nil
+}
+
+// keyframes takes t_i − o, t_i, t_i + o for every true event, clamped to
+// the clip.
+type keyframes struct{ offset float64 }
+
+func (k keyframes) String() string { return "keyframes:" + fmtNum(k.offset) }
+
+func (k keyframes) Plan(c Clip) (Plan, error) {
+	if err := c.check(); err != nil {
+		return Plan{}, err
+	}
+	var ts []float64
+	for _, t := range c.Events {
+		for _, dt := range []float64{-k.offset, 0, k.offset} {
+			ts = append(ts, math.Max(0, math.Min(c.Duration, t+dt)))
+		}
+	}
+	sort.Float64s(ts)
+	p := inOrder(k.String(), ts)
+	if len(c.Events) == 0 {
+		p.Note = "the clip has no true events (N=0): keyframes gives no frames"
+	}
+	return p, nil
+}
+
+// singleRandom is one frame at a seed-fixed random frame time.
+type singleRandom struct{}
+
+func (singleRandom) String() string { return "single:random" }
+
+func (s singleRandom) Plan(c Clip) (Plan, error) {
+	if err := c.check(); err != nil {
+		return Plan{}, err
+	}
+	k := clipRand(c, "single").IntN(c.frameCount())
+	return inOrder(s.String(), []float64{float64(k) / c.FPS}), nil
+}
+
+// singleBest is the one frame a human picker would show for a counting
+// question: the middle true event t_⌈N/2⌉, where an event is on screen
+// (contact, lit pulse, new highlight). A no-event clip gets its middle
+// frame. The model never sees the trace, only the frame.
+type singleBest struct{}
+
+func (singleBest) String() string { return "single:best" }
+
+func (s singleBest) Plan(c Clip) (Plan, error) {
+	if err := c.check(); err != nil {
+		return Plan{}, err
+	}
+	t := c.Duration / 2
+	if n := len(c.Events); n > 0 {
+		t = c.Events[(n-1)/2]
+	}
+	return inOrder(s.String(), []float64{t}), nil
+}
+
+func (c Clip) check() error {
+	if !(c.Duration > 0) || !(c.FPS > 0) {
+		return fmt.Errorf("sampling: clip %q needs a positive duration and frame rate (got %v s, %v fps)", c.ID, c.Duration, c.FPS)
+	}
+	if !sort.Float64sAreSorted(c.Events) {
+		return fmt.Errorf("sampling: clip %q: event times are not sorted", c.ID)
+	}
+	return nil
+}
+
+// clipRand is a generator fixed by the clip (id and seed) and the purpose,
+// so every run shows the same "random" frames in the same order.
+func clipRand(c Clip, purpose string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(c.ID + "\x00" + purpose))
+	return rand.New(rand.NewPCG(uint64(c.Seed), h.Sum64()))
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// ApplyLimit caps a plan at max images. Mode "refuse" returns an error
+// when the plan is larger; mode "thin" keeps max frames spread uniformly
+// over the plan's time order (the frame at the start of each of max equal
+// groups), keeps their shown order, renumbers Index and Position, and
+// records the change in plan.Limit. Nothing is ever dropped silently.
+func ApplyLimit(p Plan, maxImages int, mode string) (Plan, error) {
+	if maxImages <= 0 || len(p.Frames) <= maxImages {
+		return p, nil
+	}
+	switch mode {
+	case "refuse", "":
+		return Plan{}, fmt.Errorf("sampling: policy %s gives %d frames, more than max_images %d (set the limit mode to thin to subsample uniformly)", p.Policy, len(p.Frames), maxImages)
+	case "thin":
+	default:
+		return Plan{}, fmt.Errorf("sampling: unknown limit mode %q (refuse or thin)", mode)
+	}
+	byIndex := append([]Frame(nil), p.Frames...)
+	sort.Slice(byIndex, func(a, b int) bool { return byIndex[a].Index < byIndex[b].Index })
+	keep := map[int]bool{}
+	for j := range maxImages {
+		keep[byIndex[j*len(byIndex)/maxImages].Index] = true
+	}
+	var kept []Frame
+	for _, f := range p.Frames { // shown order
+		if keep[f.Index] {
+			kept = append(kept, f)
+		}
+	}
+	// Renumber: Position by shown order, Index by time order.
+	order := append([]Frame(nil), kept...)
+	sort.Slice(order, func(a, b int) bool { return order[a].Index < order[b].Index })
+	newIndex := map[int]int{}
+	for i, f := range order {
+		newIndex[f.Index] = i
+	}
+	for i := range kept {
+		kept[i].Index, kept[i].Position = newIndex[kept[i].Index], i
+	}
+	out := Plan{Policy: p.Policy, Frames: kept, Note: p.Note,
+		Limit: &Limit{Max: maxImages, Mode: "thin", Before: len(p.Frames), After: len(kept)}}
+	return out, nil
+}
