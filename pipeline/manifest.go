@@ -2,15 +2,20 @@ package pipeline
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+
+	"github.com/tracegrid/tracegrid/scene"
+	"github.com/tracegrid/tracegrid/trace"
 )
 
 // Version is the tool's release; the VCS revision of the build is appended
@@ -123,7 +128,7 @@ func writeManifest(path string, entries []Entry, order map[string]int) error {
 		}
 		return sorted[i].ID < sorted[j].ID
 	})
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, e := range sorted {
 			if err := enc.Encode(e); err != nil {
@@ -147,10 +152,10 @@ func appendManifest(f *os.File, e Entry) error {
 	return f.Sync()
 }
 
-// writeFileAtomic writes through a temporary file in the same directory,
+// WriteFileAtomic writes through a temporary file in the same directory,
 // fsyncs it and renames it over path, so readers see the old file or the
 // complete new one, never a part.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -189,4 +194,48 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrNoClip is returned by LoadClip for an id the manifest does not list.
+var ErrNoClip = errors.New("clip not in manifest")
+
+// LoadClip finds a clip in a manifest and rebuilds its scene from the
+// recorded parameters, checking that the scene reproduces the trace file
+// on disk, so frames rendered later are those of the recorded clip.
+func LoadClip(manifestPath, id string) (*scene.Clip, *trace.Trace, Entry, error) {
+	entries, _, err := ReadManifest(manifestPath)
+	if err != nil {
+		return nil, nil, Entry{}, err
+	}
+	if entries == nil {
+		if _, err := os.Stat(manifestPath); err != nil {
+			return nil, nil, Entry{}, err
+		}
+	}
+	var e Entry
+	found := false
+	for _, x := range entries {
+		if x.ID == id {
+			e, found = x, true
+		}
+	}
+	if !found {
+		return nil, nil, Entry{}, fmt.Errorf("%w: %q is not in %s (%d clips)", ErrNoClip, id, manifestPath, len(entries))
+	}
+	dir := filepath.Dir(manifestPath)
+	tr, err := trace.Load(filepath.Join(dir, filepath.FromSlash(e.Trace)))
+	if err != nil {
+		return nil, nil, e, err
+	}
+	r := e.Render
+	clip, err := scene.New(scene.Params{Domain: e.Domain, N: e.N, F: e.F, Seed: e.Seed, Duration: r.Duration, FPS: r.FPS, Width: r.Width, Height: r.Height})
+	if err != nil {
+		return nil, nil, e, fmt.Errorf("clip %s: %w", id, err)
+	}
+	a, _ := clip.Trace().Marshal()
+	b, _ := tr.Marshal()
+	if !bytes.Equal(a, b) {
+		return nil, nil, e, fmt.Errorf("clip %s: the trace on disk differs from the scene this version renders (made by %s); re-render the clip", id, e.ToolVersion)
+	}
+	return clip, tr, e, nil
 }

@@ -287,7 +287,7 @@ func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) 
 		os.Remove(tmp)
 		return Entry{}, err
 	}
-	if err := writeFileAtomic(tracePath, func(wr io.Writer) error { _, err := wr.Write(traceJSON); return err }); err != nil {
+	if err := WriteFileAtomic(tracePath, func(wr io.Writer) error { _, err := wr.Write(traceJSON); return err }); err != nil {
 		os.Remove(tmp)
 		return Entry{}, err
 	}

@@ -22,7 +22,7 @@ func newBenchCmds() []*cobra.Command {
 				return err
 			}
 			e := s.Encoder
-			fmt.Printf("%s %s %d %d %dx%d\n", e.Codec, e.Preset, e.CRF, s.FPS, s.Width, s.Height)
+			fmt.Printf("%s %s %d %d %dx%d %d\n", e.Codec, e.Preset, e.CRF, s.FPS, s.Width, s.Height, e.Threads)
 			return nil
 		},
 	}

@@ -169,3 +169,14 @@ func TestInterruptAndKillLoseNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingEGL hides every EGL vendor library from glvnd, as on a machine
+// without Mesa's EGL or a GPU driver: the run stops with a clear error.
+func TestMissingEGL(t *testing.T) {
+	cmd := exec.Command(bin, "render", "--grid", "default", "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "no EGL display") || !strings.Contains(string(out), "libgl1-mesa-dri") {
+		t.Errorf("exit %d, output %s", code, out)
+	}
+}
