@@ -27,9 +27,10 @@ type Frame struct {
 
 // input is an opened file with its first video stream.
 type input struct {
-	fc  *astiav.FormatContext
-	st  *astiav.Stream
-	pkt *astiav.Packet
+	fc   *astiav.FormatContext
+	st   *astiav.Stream
+	pkt  *astiav.Packet
+	keys int // keyframe packets that count found
 }
 
 func openInput(path string) (*input, error) {
@@ -100,6 +101,16 @@ func Probe(path string) (Info, error) {
 		return Info{}, err
 	}
 	defer in.close()
+	info := in.info()
+	if err := in.count(&info); err != nil {
+		return Info{}, fmt.Errorf("encode: reading %s: %w", path, err)
+	}
+	return info, nil
+}
+
+// info describes the stream from its parameters: all but Frames and
+// Duration.
+func (in *input) info() Info {
 	par := in.st.CodecParameters()
 	info := Info{
 		Width:  par.Width(),
@@ -114,13 +125,23 @@ func Probe(path string) (Info, error) {
 	if rate.Num() > 0 && rate.Den() > 0 {
 		info.FPS = rate.Float64()
 	}
+	return info
+}
+
+// count sets info's Frames and Duration by demuxing every packet (see
+// Probe), and in.keys; it leaves the demuxer at the end of the file.
+func (in *input) count(info *Info) error {
 	start, end := int64(0), int64(0)
+	info.Frames = 0
 	for {
 		if err := in.next(); err != nil {
 			if errors.Is(err, astiav.ErrEof) {
 				break
 			}
-			return Info{}, fmt.Errorf("encode: reading %s: %w", path, err)
+			return err
+		}
+		if in.pkt.Flags().Has(astiav.PacketFlagKey) {
+			in.keys++
 		}
 		if pts := in.pkt.Pts(); pts != astiav.NoPtsValue {
 			if info.Frames == 0 || pts < start {
@@ -141,7 +162,7 @@ func Probe(path string) (Info, error) {
 	case in.fc.Duration() > 0:
 		info.Duration = float64(in.fc.Duration()) / float64(astiav.TimeBase)
 	}
-	return info, nil
+	return nil
 }
 
 // DecodeAll decodes every frame of the first video stream of path in

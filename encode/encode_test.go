@@ -325,6 +325,7 @@ func TestCreateErrors(t *testing.T) {
 		{"fps 0", with(func(o *Options) { o.FPS = 0 }), ErrOptions, "fps 0 out of range 1..240"},
 		{"fps 241", with(func(o *Options) { o.FPS = 241 }), ErrOptions, "out of range"},
 		{"negative crf", with(func(o *Options) { o.CRF = -1 }), ErrOptions, "crf"},
+		{"negative gop", with(func(o *Options) { o.GOP = -1 }), ErrOptions, "gop -1 is negative"},
 		{"unknown codec", with(func(o *Options) { o.Codec = "nope" }), ErrUnavailable, `encoder "nope" is not available in this libavcodec`},
 		{"audio codec", with(func(o *Options) { o.Codec = "aac" }), ErrOptions, "not a video encoder"},
 		{"lossless mpeg4", with(func(o *Options) { o.Codec = "mpeg4"; o.Lossless = true }), ErrNoLossless, `"mpeg4" has no lossless mode`},

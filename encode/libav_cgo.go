@@ -2,7 +2,7 @@ package encode
 
 // This is the package's only cgo file: thin wrappers over what go-astiav
 // v0.16.0 does not expose (sws_scale on caller memory, colour details,
-// av_frame_make_writable, two AVFrame fields, a log hook). Functions return
+// av_frame_make_writable, three AVFrame fields, a log hook). Functions return
 // C status codes or NULL; Go errors are built one layer up.
 
 /*
@@ -47,12 +47,12 @@ static void tg_log_install(int level) {
 static void tg_capture_begin(void) { tg_err[0] = 0; tg_capture = 1; }
 static const char *tg_capture_end(void) { tg_capture = 0; return tg_err; }
 
-// tg_sws_new makes a same-size converter and sets its YUV matrix and range:
-// cs is an AVColorSpace (sws_getCoefficients' table is indexed the same
-// way: 1 BT.709, 5/6 BT.601, 9 BT.2020; unspecified and unknown give
+// tg_sws_new makes a sw×sh → dw×dh converter and sets its YUV matrix and
+// range: cs is an AVColorSpace (sws_getCoefficients' table is indexed the
+// same way: 1 BT.709, 5/6 BT.601, 9 BT.2020; unspecified and unknown give
 // BT.601), yuvFull 1 for full (JPEG) range. Returns NULL on failure.
-static struct SwsContext *tg_sws_new(int w, int h, int src, int dst, int flags, int cs, int yuvFull) {
-	struct SwsContext *c = sws_getContext(w, h, src, w, h, dst, flags, NULL, NULL, NULL);
+static struct SwsContext *tg_sws_new(int sw, int sh, int src, int dw, int dh, int dst, int flags, int cs, int yuvFull) {
+	struct SwsContext *c = sws_getContext(sw, sh, src, dw, dh, dst, flags, NULL, NULL, NULL);
 	if (!c) return NULL;
 	const int *coef = sws_getCoefficients(cs);
 	if (sws_setColorspaceDetails(c, coef, yuvFull, coef, yuvFull, 0, 1 << 16, 1 << 16) < 0) {
@@ -78,6 +78,7 @@ static int tg_sws_frame_to_pix(struct SwsContext *c, const AVFrame *f, uint8_t *
 
 static int tg_frame_colorspace(const AVFrame *f) { return f->colorspace; }
 static int64_t tg_frame_best_effort_ts(const AVFrame *f) { return f->best_effort_timestamp; }
+static void tg_frame_set_quality(AVFrame *f, int q) { f->quality = q; }
 */
 import "C"
 
@@ -96,11 +97,13 @@ const (
 	swsArea         = int(C.SWS_AREA)
 	swsAccurateRnd  = int(C.SWS_ACCURATE_RND)
 	swsFullChrHInt  = int(C.SWS_FULL_CHR_H_INT)
+	swsFullChrHInp  = int(C.SWS_FULL_CHR_H_INP)
 )
 
 const (
 	colorSpaceBT601 = int(C.AVCOL_SPC_SMPTE170M) // the matrix Writer converts with
 	logLevelError   = int(C.AV_LOG_ERROR)
+	qp2Lambda       = int(C.FF_QP2LAMBDA) // AVFrame.quality per quantiser step
 )
 
 func logInstall(level int) { C.tg_log_install(C.int(level)) }
@@ -116,12 +119,20 @@ func captureLibavLog(fn func() error) (string, error) {
 	return C.GoString(C.tg_capture_end()), err
 }
 
+// swsNew makes a same-size converter (see swsNewScaled).
 func swsNew(w, h, src, dst, flags, colorspace int, yuvFull bool) *swsContext {
+	return swsNewScaled(w, h, src, w, h, dst, flags, colorspace, yuvFull)
+}
+
+// swsNewScaled makes a converter from sw×sh pixels of format src to dw×dh
+// of format dst with the YUV matrix colorspace (an AVColorSpace) in full
+// range if yuvFull, limited otherwise. It returns nil on failure.
+func swsNewScaled(sw, sh, src, dw, dh, dst, flags, colorspace int, yuvFull bool) *swsContext {
 	full := 0
 	if yuvFull {
 		full = 1
 	}
-	return C.tg_sws_new(C.int(w), C.int(h), C.int(src), C.int(dst), C.int(flags), C.int(colorspace), C.int(full))
+	return C.tg_sws_new(C.int(sw), C.int(sh), C.int(src), C.int(dw), C.int(dh), C.int(dst), C.int(flags), C.int(colorspace), C.int(full))
 }
 
 func swsFree(c *swsContext) {
@@ -154,4 +165,11 @@ func frameColorspace(frame unsafe.Pointer) int {
 
 func frameBestEffortTS(frame unsafe.Pointer) int64 {
 	return int64(C.tg_frame_best_effort_ts((*C.AVFrame)(frame)))
+}
+
+// frameSetQuality sets AVFrame.quality, the lambda (qscale × qp2Lambda) a
+// fixed-quality (AV_CODEC_FLAG_QSCALE) mpegvideo encoder such as mjpeg
+// codes the frame with.
+func frameSetQuality(frame unsafe.Pointer, q int) {
+	C.tg_frame_set_quality((*C.AVFrame)(frame), C.int(q))
 }

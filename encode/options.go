@@ -35,6 +35,10 @@ type Options struct {
 	Lossless bool
 	// Threads is the encoder's thread count; 0 lets libav choose (auto).
 	Threads int
+	// GOP is the largest keyframe interval in frames (AVCodecContext
+	// gop_size; libx264 keyint); 0 keeps the encoder's default (libx264:
+	// 250). Shorter GOPs make seeking (Video.FrameAt) cheaper.
+	GOP int
 }
 
 // Available reports whether this libavcodec has a video encoder with that
@@ -68,6 +72,8 @@ func (o Options) validate() error {
 		return errorf(ErrOptions, "encode: crf %d is negative", o.CRF)
 	case o.Threads < 0:
 		return errorf(ErrOptions, "encode: threads %d is negative", o.Threads)
+	case o.GOP < 0:
+		return errorf(ErrOptions, "encode: gop %d is negative", o.GOP)
 	}
 	return nil
 }

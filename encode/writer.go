@@ -19,7 +19,7 @@ type Image struct {
 // check reports whether img has size w×h and Pix covers every row.
 func (img Image) check(w, h int) error {
 	if img.Width != w || img.Height != h {
-		return errorf(ErrOptions, "encode: image is %dx%d, writer is %dx%d", img.Width, img.Height, w, h)
+		return errorf(ErrOptions, "encode: image is %dx%d, want %dx%d", img.Width, img.Height, w, h)
 	}
 	if img.Stride < 4*w {
 		return errorf(ErrOptions, "encode: stride %d < 4*width %d", img.Stride, 4*w)
@@ -43,11 +43,17 @@ func (img Image) check(w, h int) error {
 // horizontal coloured line on an even row loses its tint, keeping its luma).
 const convertFlags = swsPoint
 
-// converter converts RGBA images of one size into a yuv420p AVFrame.
+// converter converts RGBA images of one size into an AVFrame of the same
+// size (yuv420p for Writer, full-range yuv420p or RGB for ImageEncoder).
 type converter struct {
 	sws  *swsContext
 	w, h int
-	// tail holds a copy of the image's last tailRows rows followed by
+	dst  string // the frame's pixel format, for messages
+	// tailN is how many last rows are converted from tail: tailRows, or
+	// one more when the height is odd and the format halves it, so that
+	// the first slice ends on a chroma row pair.
+	tailN int
+	// tail holds a copy of the image's last tailN rows followed by
 	// slack: libswscale's SIMD input stages read pixels in blocks and, for
 	// narrow rows, past the end of the last one (measured: up to 32 bytes
 	// for widths below 8 on AVX2; other CPUs may differ). Only the
@@ -58,19 +64,40 @@ type converter struct {
 
 const tailRows, tailSlack = 2, 256
 
+// newConverter makes Writer's RGBA→yuv420p (BT.601, limited range) converter.
 func newConverter(w, h, flags int) (*converter, error) {
-	sws := swsNew(w, h, int(astiav.PixelFormatRgba), int(astiav.PixelFormatYuv420P), flags, colorSpaceBT601, false)
-	if sws == nil {
-		return nil, fmt.Errorf("encode: creating RGBA→yuv420p converter for %dx%d failed", w, h)
-	}
-	return &converter{sws: sws, w: w, h: h, tail: make([]byte, tailRows*4*w+tailSlack)}, nil
+	return newConverterTo(w, h, astiav.PixelFormatYuv420P, false, flags)
 }
 
-// convert writes img into frame (allocated yuv420p of the same size). It
-// makes the frame writable first: an encoder may still hold a reference to
-// the buffer it was sent, and writing into a shared buffer would change a
-// frame the encoder has not read yet (av_frame_make_writable then gives the
-// frame a new buffer; with libx264 it does not happen, x264 copies input).
+// newConverterTo makes an RGBA→dst converter for w×h images; full selects
+// full-range YUV (BT.601 matrix either way; ignored for RGB formats).
+func newConverterTo(w, h int, dst astiav.PixelFormat, full bool, flags int) (*converter, error) {
+	if w%2 != 0 && dst == astiav.PixelFormatYuv420P {
+		// libswscale's RGB input stage averages pixel pairs for
+		// horizontally subsampled chroma and, for an odd width, pairs the
+		// last pixel with the one past the row (measured: the last
+		// column's colour off by ~45). Full-width chroma input, then
+		// scaled down, avoids it.
+		flags |= swsFullChrHInp
+	}
+	sws := swsNew(w, h, int(astiav.PixelFormatRgba), int(dst), flags, colorSpaceBT601, full)
+	if sws == nil {
+		return nil, fmt.Errorf("encode: creating RGBA→%s converter for %dx%d failed", dst.Name(), w, h)
+	}
+	n := tailRows
+	if h%2 != 0 && h > tailRows {
+		n++ // no harm for formats without vertical subsampling
+	}
+	n = min(n, h)
+	return &converter{sws: sws, w: w, h: h, dst: dst.Name(), tailN: n, tail: make([]byte, n*4*w+tailSlack)}, nil
+}
+
+// convert writes img into frame (allocated, of the converter's size and
+// format). It makes the frame writable first: an encoder may still hold a
+// reference to the buffer it was sent, and writing into a shared buffer
+// would change a frame the encoder has not read yet (av_frame_make_writable
+// then gives the frame a new buffer; with libx264 it does not happen, x264
+// copies input; nor with mjpeg and png, checked: the plane stays put).
 func (c *converter) convert(img Image, frame *astiav.Frame) error {
 	if err := img.check(c.w, c.h); err != nil {
 		return err
@@ -80,26 +107,26 @@ func (c *converter) convert(img Image, frame *astiav.Frame) error {
 	}
 	// Two slices, top to bottom (libswscale keeps the rows it still needs
 	// between calls; the output equals a one-call conversion, see
-	// TestConvertSlicesMatch). The height is even, so is each slice.
-	head := c.h - tailRows
+	// TestConvertSlicesMatch). The first slice has an even height.
+	head := c.h - c.tailN
 	rows := 0
 	if head > 0 {
 		ret := swsPixToFrame(c.sws, img.Pix, img.Stride, 0, head, frame.UnsafePointer())
 		if ret < 0 {
-			return fmt.Errorf("converting RGBA to yuv420p: %w", errCode(ret))
+			return fmt.Errorf("converting RGBA to %s: %w", c.dst, errCode(ret))
 		}
 		rows += ret
 	}
 	row := 4 * c.w
-	for i := 0; i < tailRows; i++ {
+	for i := 0; i < c.tailN; i++ {
 		copy(c.tail[i*row:(i+1)*row], img.Pix[(head+i)*img.Stride:])
 	}
-	ret := swsPixToFrame(c.sws, c.tail, row, head, tailRows, frame.UnsafePointer())
+	ret := swsPixToFrame(c.sws, c.tail, row, head, c.tailN, frame.UnsafePointer())
 	if ret < 0 {
-		return fmt.Errorf("converting RGBA to yuv420p: %w", errCode(ret))
+		return fmt.Errorf("converting RGBA to %s: %w", c.dst, errCode(ret))
 	}
 	if rows += ret; rows != c.h {
-		return fmt.Errorf("converting RGBA to yuv420p: %d of %d rows written", rows, c.h)
+		return fmt.Errorf("converting RGBA to %s: %d of %d rows written", c.dst, rows, c.h)
 	}
 	return nil
 }
@@ -199,6 +226,9 @@ func (w *Writer) open(codec *astiav.Codec, opts []option) error {
 	w.cc.SetTimeBase(w.encTB)
 	w.cc.SetFramerate(astiav.NewRational(o.FPS, 1))
 	w.cc.SetThreadCount(o.Threads) // 0 = auto, as the ffmpeg CLI sets it
+	if o.GOP > 0 {
+		w.cc.SetGopSize(o.GOP)
+	}
 	if fc.OutputFormat().Flags().Has(astiav.IOFormatFlagGlobalheader) {
 		// MP4 keeps SPS/PPS in the avcC box, not in-band.
 		w.cc.SetFlags(w.cc.Flags().Add(astiav.CodecContextFlagGlobalHeader))

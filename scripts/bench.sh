@@ -14,7 +14,7 @@ now() { date +%s.%N; }
 calc() { awk "BEGIN { print $1 }"; }
 
 echo "== Go benchmarks" >&2
-go test -run '^$' -bench 'BenchmarkRender|BenchmarkConvert|BenchmarkEncode' -benchtime 300x -count 1 ./gpu ./encode | tee "$WORK/gobench.txt" >&2
+go test -run '^$' -bench 'BenchmarkRender|BenchmarkConvert|BenchmarkEncode|BenchmarkImage|BenchmarkStream' -benchtime 300x -count 1 ./gpu ./encode ./pipeline ./eval/frames | tee "$WORK/gobench.txt" >&2
 metric() { # benchmark name regex → frames/s (from the frames/s metric or ns/op)
 	awk -v re="$1" '$1 ~ re { for (i = 2; i <= NF; i++) { if ($(i+1) == "frames/s") { print $i; exit } if ($(i+1) == "ns/op") ns = $i } } END { if (ns != "") printf "%.0f\n", 1e9 / ns }' "$WORK/gobench.txt" | head -1
 }
@@ -22,6 +22,9 @@ render_only=$(metric '^BenchmarkRenderOnly')
 render_read=$(metric '^BenchmarkRender854x480')
 convert=$(metric '^BenchmarkConvertRGBA854x480')
 encode_only=$(metric '^BenchmarkEncode854x480')
+scene_bounce=$(metric '^BenchmarkRenderScenes/bounce_ball')
+scene_blink=$(metric '^BenchmarkRenderScenes/blinking')
+scene_sm=$(metric '^BenchmarkRenderScenes/state_machine')
 
 echo "== whole pipeline: tracegrid render --grid $GRID" >&2
 t0=$(now)
@@ -73,6 +76,28 @@ while [ $# -gt 0 ]; do
 	refp_s=$(calc "$refp_s + $t1 - $t0")
 	for id in "${batch[@]}"; do rm -f "$WORK/$id.yuv" "$WORK/$id.ref.mp4"; done
 done
+# Frame streams (evaluation): fps:16 JPEG frames of 24 s clips, rendered
+# from the scene by tracegrid, against extracting them from the MP4 with the
+# ffmpeg CLI, each as a user runs it (process start included on both sides).
+echo "== frame streams: tracegrid frames --policy fps:16 vs ffmpeg -vf fps=16" >&2
+stream_clips="bounce_ball_N06_F1.5_s00 blinking_N06_F1.5_s00 state_machine_N06_F1.5_s00 bounce_ball_N12_F0.5_s00"
+tg_s=0; ff_s=0; nframes=0
+for id in $stream_clips; do
+	t0=$(now)
+	$BIN frames --manifest "$WORK/pipe/manifest.jsonl" --clip "$id" --policy fps:16 --format jpg --quality 90 --out "$WORK/tg-$id" > /dev/null
+	t1=$(now)
+	mkdir -p "$WORK/ff-$id"
+	ffmpeg -nostdin -loglevel error -y -i "$WORK/pipe/clips/$id.mp4" -vf fps=16 -q:v 2 "$WORK/ff-$id/%04d.jpg"
+	t2=$(now)
+	tg_s=$(calc "$tg_s + $t1 - $t0"); ff_s=$(calc "$ff_s + $t2 - $t1")
+	nframes=$((nframes + $(ls "$WORK/tg-$id" | grep -c jpg)))
+	echo "   $id: tracegrid $(calc "$t1 - $t0") s, ffmpeg $(calc "$t2 - $t1") s ($(ls "$WORK/ff-$id" | wc -l) frames)" >&2
+	rm -rf "$WORK/tg-$id" "$WORK/ff-$id"
+done
+stream_fps=$(metric '^BenchmarkStreamFPS16/bounce_ball_N12')
+stream_fps_typ=$(metric '^BenchmarkStreamFPS16/bounce_ball_N06')
+jpeg_fps=$(metric '^BenchmarkImageJPEG854x480')
+
 ratio=$(calc "$pipe_s / $ref_s")
 ratiop=$(calc "$pipe_s / $refp_s")
 gl=$($BIN info 2>/dev/null | sed -n 's/^GL_RENDERER *//p')
@@ -88,8 +113,9 @@ fmt() { printf "%.0f" "$1"; }
 	echo
 	echo "| stage | frames/s | how |"
 	echo "|---|---|---|"
-	echo "| render only (GL, glFinish) | $render_only | \`go test -bench BenchmarkRenderOnly ./gpu\` |"
-	echo "| render + readback RGBA | $render_read | \`go test -bench BenchmarkRender854x480 ./gpu\` |"
+	echo "| render only (GL, glFinish), synthetic frame with an 87 % panel | $render_only | \`go test -bench BenchmarkRenderOnly ./gpu\` |"
+	echo "| render + readback RGBA, same synthetic frame | $render_read | \`go test -bench BenchmarkRender854x480 ./gpu\` |"
+	echo "| render + readback RGBA, real frames: bounce_ball / blinking / state_machine | $scene_bounce / $scene_blink / $scene_sm | \`go test -bench BenchmarkRenderScenes ./pipeline\` |"
 	echo "| colour conversion RGBA→yuv420p | $convert | \`go test -bench BenchmarkConvert ./encode\` |"
 	echo "| encode only ($codec $preset crf $crf) | $encode_only | \`go test -bench BenchmarkEncode ./encode\` |"
 	echo "| whole pipeline, grid \`$GRID\` ($clips clips, $frames frames) | $(fmt "$(calc "$frames / $pipe_s")") | \`tracegrid render --grid $GRID\`: $(printf %.2f "$pipe_s") s |"
@@ -97,6 +123,19 @@ fmt() { printf "%.0f" "$1"; }
 	echo "| reference B: \`ffmpeg\` encode only, same frames, same settings | $(fmt "$(calc "$frames / $refp_s")") | as A with \`-threads $threads\`, $par processes in parallel: $(printf %.2f "$refp_s") s |"
 	echo
 	echo "Whole render ÷ ffmpeg encode-only time: **$(printf %.2f "$ratio")×** against A, **$(printf %.2f "$ratiop")×** against B (goal ≤ 1.25×)."
+	echo
+	echo "## Frame streams for evaluation"
+	echo
+	echo "fps:16 JPEG frames (quality 90) of four 24 s clips ($stream_clips): $nframes frames."
+	echo
+	echo "| how | time | frames/s |"
+	echo "|---|---|---|"
+	echo "| \`tracegrid frames --policy fps:16\` (rendered from the scene; process start and EGL init included) | $(printf %.2f "$tg_s") s | $(fmt "$(calc "$nframes / $tg_s")") |"
+	echo "| reference: \`ffmpeg -i clip.mp4 -vf fps=16 -q:v 2 %04d.jpg\` (decode + extract) | $(printf %.2f "$ff_s") s | $(fmt "$(calc "$nframes / $ff_s")") |"
+	echo "| steady state, one GL context: \`go test -bench BenchmarkStreamFPS16 ./eval/frames\`, bounce_ball N=6 F=1.5 / N=12 F=0.5 (moving all clip) | | $stream_fps_typ / $stream_fps |"
+	echo "| JPEG encoding alone, 854x480 | | $jpeg_fps |"
+	echo
+	echo "tracegrid ÷ ffmpeg time: **$(printf %.2f "$(calc "$tg_s / $ff_s")")×** (goal: 5× faster, i.e. ≤ 0.20×)."
 	if [ -f BENCHMARKS.gpu.md ]; then echo; cat BENCHMARKS.gpu.md; fi
 } > BENCHMARKS.md
 cat BENCHMARKS.md

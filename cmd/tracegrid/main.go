@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -49,7 +50,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tracegrid: interrupted; finished clips are kept, rerun to resume")
 		os.Exit(exitInterrupted)
 	case errors.As(err, &ue), errors.Is(err, pipeline.ErrSpec), errors.Is(err, scene.ErrParams),
-		errors.Is(err, trace.ErrEvents), errors.Is(err, trace.ErrSchema), errors.Is(err, fs.ErrNotExist):
+		errors.Is(err, trace.ErrEvents), errors.Is(err, trace.ErrSchema), errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, sampling.ErrPolicy):
 		os.Exit(exitUsage)
 	}
 	os.Exit(exitFailure)
@@ -64,7 +66,7 @@ func newRoot() *cobra.Command {
 		Version:       pipeline.ToolVersion(),
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd())
+	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd())
 	root.AddCommand(newBenchCmds()...)
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,5 +179,73 @@ func TestMissingEGL(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "no EGL display") || !strings.Contains(string(out), "libgl1-mesa-dri") {
 		t.Errorf("exit %d, output %s", code, out)
+	}
+}
+
+func TestFramesCommand(t *testing.T) {
+	out := t.TempDir()
+	spec := writeFile(t, "s.yaml", "grid: default\ndomains: [blinking]\ncounts: [3]\nfrequencies: [1.0]\nduration: 6\nwidth: 160\nheight: 96\n")
+	if msg, code := run(t, "render", "--spec", spec, "--out", out); code != 0 {
+		t.Fatalf("render: %s", msg)
+	}
+	manifest := filepath.Join(out, "manifest.jsonl")
+	id := "blinking_N03_F1.0_s00"
+	fdir := filepath.Join(t.TempDir(), "frames")
+	msg, code := run(t, "frames", "--manifest", manifest, "--clip", id, "--policy", "keyframes", "--out", fdir, "--sheet", "--format", "png")
+	if code != 0 || !strings.Contains(msg, "9 frames") {
+		t.Fatalf("frames: exit %d: %s", code, msg)
+	}
+	var idx struct {
+		Frames []struct {
+			Index, Position int
+			T               float64
+			File            string
+		}
+		Sheet string
+	}
+	b, _ := os.ReadFile(filepath.Join(fdir, "frames.json"))
+	if err := json.Unmarshal(b, &idx); err != nil || len(idx.Frames) != 9 || idx.Sheet != "sheet.png" {
+		t.Fatalf("frames.json: %v %s", err, b)
+	}
+	for _, f := range idx.Frames {
+		if _, err := os.Stat(filepath.Join(fdir, f.File)); err != nil {
+			t.Errorf("frame file %s: %v", f.File, err)
+		}
+	}
+	// The clip's own MP4 as an external video: fps:2 over 6 s → 12 frames.
+	vdir := filepath.Join(t.TempDir(), "v")
+	if msg, code := run(t, "frames", "--video", filepath.Join(out, "clips", id+".mp4"), "--policy", "fps:2", "--out", vdir); code != 0 || !strings.Contains(msg, "12 frames") {
+		t.Errorf("frames --video: exit %d: %s", code, msg)
+	}
+	// Over the cap: refused by default, thinned (and recorded) on request.
+	if msg, code := run(t, "frames", "--manifest", manifest, "--clip", id, "--policy", "fps:4", "--max-images", "10", "--out", t.TempDir()); code != 2 || !strings.Contains(msg, "more than max_images 10") {
+		t.Errorf("cap refuse: exit %d: %s", code, msg)
+	}
+	tdir := t.TempDir()
+	if msg, code := run(t, "frames", "--manifest", manifest, "--clip", id, "--policy", "fps:4", "--max-images", "10", "--limit-mode", "thin", "--out", tdir); code != 0 || !strings.Contains(msg, "10 frames") {
+		t.Errorf("cap thin: exit %d: %s", code, msg)
+	}
+	if b, _ := os.ReadFile(filepath.Join(tdir, "frames.json")); !strings.Contains(string(b), `"before": 24`) {
+		t.Errorf("thinning not recorded: %s", b)
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--manifest", manifest, "--clip", id, "--policy", "fps:0"}, "not a positive number"},
+		{[]string{"--manifest", manifest, "--clip", id, "--policy", "sometimes"}, "unknown policy"},
+		{[]string{"--manifest", manifest, "--clip", id, "--policy", "uniform:-3"}, "not a positive whole number"},
+		{[]string{"--manifest", manifest, "--clip", "nope_N01", "--policy", "fps:1"}, "clip not in manifest"},
+		{[]string{"--manifest", manifest, "--clip", id, "--policy", "fps:1", "--format", "gif"}, "gif"},
+		{[]string{"--video", writeFile(t, "x.mp4", "not a video"), "--policy", "fps:1"}, "x.mp4"},
+		{[]string{"--video", "/no/such.mp4", "--policy", "fps:1"}, "no such"},
+		{[]string{"--policy", "fps:1"}, "give --manifest and --clip, or --video"},
+	}
+	for _, c := range bad {
+		args := append([]string{"frames", "--out", t.TempDir()}, c.args...)
+		msg, code := run(t, args...)
+		if code != 2 || !strings.Contains(strings.ToLower(msg), strings.ToLower(c.want)) || strings.Contains(msg, "goroutine ") {
+			t.Errorf("tracegrid %s: exit %d: %s (want %q)", strings.Join(args, " "), code, msg, c.want)
+		}
 	}
 }

@@ -1,0 +1,34 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/scene"
+)
+
+// BenchmarkRenderScenes renders and reads back the active-span frames of
+// each domain at 854x480 (the frames the pipeline really draws: static
+// frames are not drawn again).
+func BenchmarkRenderScenes(b *testing.B) {
+	for _, d := range scene.Domains() {
+		b.Run(d, func(b *testing.B) {
+			c, err := scene.New(scene.Params{Domain: d, N: 12, F: 0.5, Seed: 0, Duration: 24, FPS: 30, Width: 854, Height: 480})
+			if err != nil {
+				b.Fatal(err)
+			}
+			img := gpu.Image{Width: 854, Height: 480, Stride: 4 * 854, Pix: make([]byte, 4*854*480)}
+			var dl scene.DrawList
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				c.StateInto(float64(k%720)/30, &dl)
+				if err := testRenderer.Render(&dl, img); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
