@@ -136,7 +136,7 @@ Policies: ` + sampling.Policies,
 					return err
 				}
 				name := fmt.Sprintf("%04d_t%09.4f.%s", img.Frame.Index, img.Frame.T, ext)
-				if err := pipeline.WriteFileAtomic(filepath.Join(out, name), func(w io.Writer) error { _, err := w.Write(img.Data); return err }); err != nil {
+				if err := writeRename(filepath.Join(out, name), img.Data); err != nil {
 					return err
 				}
 				item := framesFileItem{Index: img.Frame.Index, Position: img.Frame.Position, T: img.Frame.T, File: name}
@@ -217,4 +217,20 @@ func parseSize(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("--size %q: want WxH, even, 16–4096", s)
 	}
 	return w, h, nil
+}
+
+// writeRename writes a frame image through a temporary file and a rename,
+// so no reader sees half an image. Unlike the index (frames.json, written
+// last with an fsync) the images are not fsynced one by one: hundreds of
+// fsyncs would cost more than rendering them.
+func writeRename(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,4 +249,73 @@ func TestFramesCommand(t *testing.T) {
 			t.Errorf("tracegrid %s: exit %d: %s (want %q)", strings.Join(args, " "), code, msg, c.want)
 		}
 	}
+}
+
+// TestScoreHandWorked: truths at 2, 3, 4 s (walls left, right, left) at
+// 1 Hz; the reply reports 2.1 (left), 3.7 (right), 5.0 (top) and "3".
+// Rate tolerance δ = 0.5 s: 2.1↔2 and 3.7↔4 match (K=2; 3.7 says right,
+// the truth at 4 is left: misidentified), 3 is missed, 5.0 hallucinated.
+// Fixed δ = 1.0 s: 2.1↔2, 3.7↔3, 5.0↔4 (K=3, the most pairs; 5.0 says
+// top at a left contact: misidentified).
+func TestScoreHandWorked(t *testing.T) {
+	tr := writeFile(t, "t.json", `{"schema":"tracegrid/trace/v1","id":"bounce_ball_N03_F1.0_s00","domain":"bounce_ball","n":3,"f":1,"seed":0,"duration":24,"fps":30,"width":854,"height":480,"active_start":1.5,"active_end":4.5,"initial_state":"none","nuisance":{},
+"events":[{"t":2,"type":"wall_contact","before":"none","after":"left","count":1,"attrs":{"wall":"left"}},{"t":3,"type":"wall_contact","before":"left","after":"right","count":2,"attrs":{"wall":"right"}},{"t":4,"type":"wall_contact","before":"right","after":"left","count":3,"attrs":{"wall":"left"}}]}`)
+	resp := writeFile(t, "r.txt", "00:02.1 — the ball hits the left wall (count 1)\n00:03.7 — the ball hits the right wall (count 2)\n00:05.0 — the ball hits the top wall (count 3)\nFinal answer: 3\n")
+	type out struct {
+		Count             *int
+		Correct           bool
+		N, M, K           int
+		Precision, Recall float64
+		F1, VOR           float64
+		Tolerance         float64
+		Events            []struct{ T float64 }
+		Pairs             []struct{ Truth, Report, Deviation float64 }
+		Classes           struct {
+			Matched, Missed, Hallucinated, Displaced, Misidentified int
+			WrongAccumulation                                       bool `json:"wrong_accumulation"`
+		}
+	}
+	for _, c := range []struct {
+		tol               string
+		k, missed, halluc int
+		p, f1, delta      float64
+		truths            []float64
+	}{{"rate", 2, 1, 1, 2.0 / 3, 2.0 / 3, 0.5, []float64{2, 4}}, {"1.0", 3, 0, 0, 1, 1, 1, []float64{2, 3, 4}}} {
+		msg, code := run(t, "score", "--trace", tr, "--response", resp, "--tolerance", c.tol)
+		if code != 0 {
+			t.Fatalf("score: exit %d: %s", code, msg)
+		}
+		var o out
+		if err := json.Unmarshal([]byte(msg), &o); err != nil {
+			t.Fatalf("%v: %s", err, msg)
+		}
+		if o.Count == nil || *o.Count != 3 || !o.Correct || o.N != 3 || o.M != 3 || o.K != c.k || o.Tolerance != c.delta || len(o.Events) != 3 {
+			t.Errorf("tolerance %s: %+v", c.tol, o)
+		}
+		if math.Abs(o.Precision-c.p) > 1e-12 || math.Abs(o.F1-c.f1) > 1e-12 || o.VOR != 1 {
+			t.Errorf("tolerance %s: P=%v F1=%v VOR=%v", c.tol, o.Precision, o.F1, o.VOR)
+		}
+		if o.Classes.Matched != c.k || o.Classes.Missed != c.missed || o.Classes.Hallucinated != c.halluc || o.Classes.Misidentified != 1 || o.Classes.WrongAccumulation {
+			t.Errorf("tolerance %s: classes %+v", c.tol, o.Classes)
+		}
+		for i, p := range o.Pairs {
+			if p.Truth != c.truths[i] {
+				t.Errorf("tolerance %s: pair %d truth %v, want %v", c.tol, i, p.Truth, c.truths[i])
+			}
+		}
+	}
+	if msg, code := run(t, "score", "--trace", tr, "--response", resp, "--tolerance", "-1"); code != 2 {
+		t.Errorf("bad tolerance: exit %d: %s", code, msg)
+	}
+	unsorted := writeFile(t, "u.json", strings.Replace(string(must(os.ReadFile(tr))), `"t":3,`, `"t":5,`, 1))
+	if msg, code := run(t, "score", "--trace", unsorted, "--response", resp); code != 2 || !strings.Contains(msg, "apart") {
+		t.Errorf("unsorted trace: exit %d: %s", code, msg)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

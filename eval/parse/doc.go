@@ -1,0 +1,150 @@
+// Package parse reads a video-language model's reply: the final count, and
+// the events the reply timestamps explicitly (low-frequency-trap §3.2,
+// Appendix C.8 and C.15). Scores depend on every rule below, so they are
+// stated precisely; each has a test.
+//
+// Parse is pure, deterministic, never panics, and treats the count and the
+// events independently: a ledger never changes the count and a count never
+// creates events (a five-line ledger ending "Final answer: 4" is the
+// paper's wrong accumulation, kept as such).
+//
+// # Final count
+//
+// The count is sought after the last "</think>" when text follows it (a
+// thinking model's answer), else in the whole reply. Precedence, highest
+// first; within a level the last occurrence wins:
+//
+//  1. "boxed": \boxed{N}. LaTeX wrappers are dropped (\boxed{\text{4
+//     bounces}} is 4). A \boxed{} without a number is flagged
+//     (FlagUnparseableBoxed) and skipped.
+//  2. "final_answer": a final-answer phrase followed, after separators
+//     (":", "=", "—", markdown, at most two line breaks) and a few filler
+//     words ("is", "that there are", "the ball bounced"), by the value:
+//     "final answer/count/total/tally/result", "answer is/:", "<answer>",
+//     "a total of N", "N … in total", "in total … N", JSON keys "answer",
+//     "final_count". Weaker phrases — "the total is N", "total bounces: N",
+//     "number of X: N", JSON "count"/"total" — count only outside a ledger
+//     row (a line whose time comes before the phrase, or a JSON object
+//     holding one time) and without "running", "cumulative", "so far";
+//     "Count: N" (or "Bounces: N") counts only on the last non-empty line.
+//     Zero phrases give 0: "there are no blinks (in the video).", "no
+//     bounces were observed.", "the light never turns on.", and "none"/"no
+//     …" directly after "final answer"/"answer". A phrase in a sentence
+//     ending with "?" is not an answer.
+//  3. "last_integer": the last integer that is not part of a time or range
+//     of times ("00:03", "3.5 s", "t=12", "between 2 and 5 s", the "2, 4" of
+//     "at 2, 4 and 6 seconds"), not a list index ("1." or "3)" opening a
+//     line, "(2)", "Bounce 3:", "#2", a table's index column), not a frame
+//     number or rate ("frame 12", "frames 10-15", "4 fps", "30 Hz", "96
+//     frames"), not glued to letters ("3rd", "2x", "S1", "GPT-4") and not a
+//     fraction or percentage. Decimals are never integers ("I count 3.5
+//     bounces" has no count).
+//  4. "number_word": the last cardinal word, zero to ninety-nine ("seven",
+//     "twenty-one"), except "one" as a pronoun ("one of", "this one") and
+//     words naming a duration ("two seconds").
+//
+// A value that is negative, not an integer (7.0 is 7) or above MaxCount
+// is rejected (FlagRejectedCount). At levels 1–2 the reply has answered,
+// invalidly, so Count is nil rather than replaced by another number; at
+// level 3 the integer is skipped. When boxed values and phrases disagree
+// the reply is flagged (FlagConflictingFinalAnswers). With no count, Count
+// is nil (scored incorrect) and FlagUnparseableCount is set, plus
+// FlagRefusal when the reply declines ("I'm sorry", "I cannot determine",
+// "unable to view the video").
+//
+// # Times
+//
+// A number is a time only with a temporal cue (C.15); bare decimals are
+// not ("I count 3.5 bounces"):
+//
+//   - clock forms mm:ss, m:ss.s, hh:mm:ss(.s), and SRT "00:00:03,500"; a
+//     field out of range ("00:75") is ignored and flagged;
+//   - a time unit: "3.5 s", "3.5s", "3.5 sec", "3.5 seconds", "3500 ms",
+//     "1 min 5 s", "1m05s", "the 3.5-second mark";
+//   - a key before it (integers too): "t=3.5", "t = 12", "time: 3.5",
+//     JSON "t"/"time"/"timestamp"/"onset";
+//   - a word cue before a decimal: "at 3.5", "at about 3.5", "@3.5",
+//     "from 2.5", "[3.5]" (an integer after "at" is not a time: "the count
+//     is at 3");
+//   - structure: a decimal opening a ledger line before a separator
+//     ("3.5 — left wall"), a cell of a markdown table's time column ("t
+//     (s)", "Time", "Timestamp"), a time list ("Bounce times (s): 1.25,
+//     2.5", JSON "timestamps": [1.0, 2.5]).
+//
+// Bare numbers listed before a unit share it ("at 2, 4 and 6 seconds").
+// Durations are not moments: a unit or clock time after "every", "each",
+// "for", "lasting", "in", "within", "after", "first/last/next", "a/an",
+// "period/interval/gap of", or before "apart", "long", "later",
+// "interval(s)", "of video". A frame number is not a time unless the
+// reply states the frame's time ("frame 12 (t = 6.0 s)").
+//
+// A range — "from 2.0 to 3.0 s", "2.0–3.0 s", "between 2 and 3 seconds",
+// "00:02-00:04", "00:00:01,500 --> 00:00:01,700" — is one time at its
+// start (C.15 reads "from" as the cue; a blink's "on from 2.0 to 2.2 s"
+// starts at its onset) and is counted in the flag "time_ranges:N".
+//
+// # Events
+//
+// Each time belongs to a piece of text: its table row (one event per row:
+// the time column's time, else the row's first), the innermost JSON object
+// holding only that time, or else a clause of its line — the line is split
+// into sentences at ". ", "! ", "? ", "; ", and a sentence with several
+// times is split between them at the last ",", "and", "then", "but",
+// "while", " - " before the next time's cue. A piece is an event when:
+//
+//   - it is not negated ("no", "not", "never", "nothing", "n't", "without";
+//     "not sure" is a hedge, not a negation), not an example or condition
+//     ("e.g.", "for example", "format", "if", "whether", "about to"), and
+//     not in a question; and
+//   - it names an event of the domain (bounce_ball: bounce, hit, strike,
+//     touch, contact, collide, reflect, "reaches the … wall"; blinking:
+//     blink, flash, pulse, lights up, turns on/off, is on, "ON"; state
+//     machine: transition, switch, change, move, jump, enter, leave, go
+//     back, "B → C", "from B to C"; any domain: event, occurrence,
+//     timestamp; an unknown domain uses all of these), or
+//   - it is a structured row (a line opening with its time after bullets,
+//     an index or a label like "Bounce 3:", a table row, a JSON object)
+//     that is not stative or meta ("ball in the middle", "moving toward",
+//     "remains on B", "initial state", "start", "end of video"), or
+//   - it is thin — nothing but its time, articles, connectors, ordinals,
+//     labels and attribute values ("and the left wall at 4.0 s", ", 3.0 s")
+//     — and it is a structured row, or else the nearest non-thin clause of
+//     its sentence (before it, else after it) is an event, or else, with no
+//     such clause, it states an attribute ("frame 20 (1.0 s) on").
+//
+// Ordinals ("the third bounce") and counts never produce times. Reported
+// "off" phases are events too (Table 7 scores blink phase as an attribute
+// of reported events); alignment may filter by phase.
+//
+// # Attributes
+//
+// Attrs holds what the piece states, never a guess; unknown domains get
+// none. bounce_ball "wall" ∈ top/right/bottom/left (upper, ceiling →
+// top; lower, floor → bottom) from a wall column, "wall: left", or a wall
+// word followed by wall/side/edge, after a contact ("hits the bottom"), or
+// standing alone ("— left", "(top)"); never a direction ("moving to the
+// right") or a corner. With several walls, the first after the contact
+// verb. blinking "phase" ∈ on/off from a phase/state column, "phase: on",
+// an arrow's target ("OFF → ON"), or the first of "turns on", "lights up",
+// "lit", "goes dark", a standalone "on"/"OFF"; "blink" alone states no
+// phase. state_machine "from"/"to" are labels (a capital letter with up to
+// two digits: A, S1, P) from From/To/State columns, "from: B", "B → C",
+// "B -> C", "B to C", "from state B to state C", else "to C"/"enters C"
+// and "from B"/"leaves B" separately. A thin clause listed after another
+// shares its wall or phase when it states none ("the light is on from 2.0
+// to 2.2 s, then again from 3.0 to 3.2 s"); transitions are not shared.
+//
+// # Order and duplicates
+//
+// Events are sorted by time. Events within DedupWindow (0.1 s, inclusive)
+// of the last kept one merge into it: the earliest is kept, it takes the
+// attributes it lacks from the merged ones, and the flag
+// "dropped_duplicates:N" counts the merged. FlagOutOfOrder marks a reply
+// that lists a time before an earlier-listed later one, unless it repeats
+// an earlier time.
+//
+// Known limits, by design conservative: a clause whose only event cue is
+// a pronoun ("I saw it at 1.5 s") yields no event; retractions ("at 4.0 s
+// — no wait, 4.2 s") are not resolved; timestamps inside a <think> block
+// are reported events like any other visible text.
+package parse

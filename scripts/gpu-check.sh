@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One prepared run for a GPU machine (the device tool): which EGL device and
+# GL_RENDERER tracegrid picks, render and readback frames/s, the default
+# grid with libx264 and with h264_nvenc when it opens. Writes
+# BENCHMARKS.gpu.md, which `make bench` appends to BENCHMARKS.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS=-tags=egl
+make deps >/dev/null && make build >/dev/null || exit 1
+BIN=bin/tracegrid
+out=BENCHMARKS.gpu.md
+{
+	echo "## GPU machine ($(nproc) cores, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1))"
+	echo
+	echo '```'
+	$BIN info 2>&1
+	echo '```'
+	echo
+	echo '```'
+	go test -run '^$' -bench 'BenchmarkRender' -benchtime 1000x ./gpu ./pipeline 2>&1 | grep -E '^Benchmark'
+	echo '```'
+	for codec in libx264 h264_nvenc; do
+		printf "grid: default\nencoder: {codec: %s, threads: 0}\n" "$codec" > /tmp/gpu-spec.yaml
+		rm -rf /tmp/gpu-out
+		t0=$(date +%s.%N)
+		if $BIN render --spec /tmp/gpu-spec.yaml --out /tmp/gpu-out --workers "$(nproc)" 2>/tmp/gpu-render.log; then
+			t1=$(date +%s.%N)
+			echo "- \`render --grid default\` with $codec: $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s for 28,080 frames"
+		else
+			echo "- $codec: $(tail -1 /tmp/gpu-render.log)"
+		fi
+	done
+} > "$out" 2>&1
+cat "$out"
