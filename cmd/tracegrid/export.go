@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracegrid/tracegrid/eval/results"
+	"github.com/tracegrid/tracegrid/pipeline"
+)
+
+func newExportCmd() *cobra.Command {
+	var dbPath, format, out, study, model string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export a results database as JSONL or CSV, one row per trial",
+		Long: `Export writes the trials of a results database, ordered by study, model, clip,
+policy, prompt and repeat, as JSON Lines (one object per trial) or CSV (one row
+per trial; lists, usage and trace are JSON text in their cells). The output
+file is replaced atomically; --out - writes to stdout. The database is opened
+read-only, so a run may still be writing it. Columns, in order:
+` + strings.Join(results.ExportColumns(), ", ") + ".",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var write func(io.Writer, []results.Trial) error
+			switch format {
+			case "jsonl":
+				write = results.WriteJSONL
+			case "csv":
+				write = results.WriteCSV
+			default:
+				return usageError{fmt.Errorf("unknown --format %q: want jsonl or csv", format)}
+			}
+			if dbPath == "" {
+				return usageError{errors.New("--db is required")}
+			}
+			if out == "" {
+				return usageError{errors.New("--out is empty: give a file, or - for stdout")}
+			}
+			db, err := results.OpenReadOnly(dbPath)
+			if err != nil {
+				return usageError{err}
+			}
+			defer db.Close()
+			ctx := cmd.Context()
+			trials, err := db.Trials(ctx, results.Filter{Study: study, Model: model})
+			if err != nil {
+				return err
+			}
+			if len(trials) == 0 && (study != "" || model != "") {
+				studies, err := db.Studies(ctx)
+				if err != nil {
+					return err
+				}
+				return usageError{fmt.Errorf("no trials in %s for --study %q --model %q (studies: %s)", dbPath, study, model, strings.Join(studies, ", "))}
+			}
+			if out == "-" {
+				bw := bufio.NewWriter(os.Stdout)
+				if err := write(bw, trials); err != nil {
+					return err
+				}
+				return bw.Flush()
+			}
+			if err := pipeline.WriteFileAtomic(out, func(w io.Writer) error { return write(w, trials) }); err != nil {
+				return fmt.Errorf("export to %s: %w", out, err)
+			}
+			fmt.Fprintf(os.Stderr, "exported %d trials to %s\n", len(trials), out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dbPath, "db", "", "results database (required)")
+	f.StringVar(&format, "format", "jsonl", "output format: jsonl or csv")
+	f.StringVarP(&out, "out", "o", "-", "output file; - for stdout")
+	f.StringVar(&study, "study", "", "export only this study")
+	f.StringVar(&model, "model", "", "export only this model")
+	return cmd
+}
