@@ -1,0 +1,227 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// How video reaches the server
+//
+// go-openai's ChatMessagePart knows only "text" and "image_url", but vLLM
+// (Qwen-VL, LLaVA-OneVision), SGLang and the reference server accept a
+// native video as {"type":"video_url","video_url":{"url":...}}. Rather
+// than fork the library, the client extends the request on the wire:
+//
+//  1. translate turns each chat.Part of TypeVideo into an image_url part
+//     whose URL is a placeholder, videoScheme followed by the video's index
+//     in the request ("tracegrid-video://0", "tracegrid-video://1", ...),
+//     and keeps the real URLs, in order, in an exchange.
+//  2. Chat passes the exchange to go-openai through the request context
+//     (CreateChatCompletion(ctx, ...) builds its http.Request with that
+//     context).
+//  3. transport, the RoundTripper of the http.Client handed to go-openai,
+//     finds the exchange in req.Context(), decodes the JSON body, replaces
+//     each content part {"type":"image_url","image_url":{"url":
+//     "tracegrid-video://i",...}} of messages[].content with
+//     {"type":"video_url","video_url":{"url":"<real URL i>"}}, checks that
+//     every placeholder was used exactly once, re-encodes the body and sets
+//     ContentLength (and GetBody) to match.
+//
+// The same mechanism restores an explicit "temperature": 0, which
+// go-openai's float32 `omitempty` field would drop (evaluations run
+// greedy; a server's default temperature is not 0). A request with no
+// video and no zero temperature is passed through byte for byte.
+//
+// Image parts whose URL starts with videoScheme are refused, so a
+// placeholder cannot be confused with a real image; text parts are never
+// looked at.
+const videoScheme = "tracegrid-video://"
+
+func videoPlaceholder(i int) string { return videoScheme + strconv.Itoa(i) }
+
+// exchange is the per-attempt state shared, through the request context,
+// between Chat and transport. transport runs synchronously inside
+// CreateChatCompletion, so no lock is needed.
+type exchange struct {
+	// Set by Chat.
+	videos          []string // real URLs of the video parts, by placeholder index
+	temperatureZero bool     // write "temperature": 0 into the body
+
+	// Set by transport.
+	sent       bool       // the request went to the network
+	status     int        // status of the response, 0 if none
+	retryAfter retryAfter // the response's Retry-After / retry-after-ms
+}
+
+func (x *exchange) rewrites() bool { return len(x.videos) > 0 || x.temperatureZero }
+
+type exchangeKey struct{}
+
+// transport rewrites request bodies (see above), records the status and
+// Retry-After of responses, and scrubs the API key from transport errors.
+type transport struct {
+	base  http.RoundTripper
+	scrub scrubber
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if ex != nil && ex.rewrites() && req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		if cerr := req.Body.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		body, err = rewriteBody(body, ex.videos, ex.temperatureZero)
+		if err != nil {
+			return nil, &rewriteError{err: err}
+		}
+		req = req.Clone(req.Context()) // a RoundTripper must not modify the request it was given
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+		req.Header.Del("Content-Length") // the client writes ContentLength; keep no stale copy
+	}
+	if ex != nil {
+		ex.sent = true
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, t.scrubError(err)
+	}
+	if ex != nil {
+		ex.status = resp.StatusCode
+		ex.retryAfter = parseRetryAfter(resp.Header, time.Now())
+	}
+	return resp, nil
+}
+
+// scrubError hides the API key in a transport error's text while keeping
+// the error chain (timeouts, context errors) for classification.
+func (t *transport) scrubError(err error) error {
+	if t.scrub.secret == "" || !strings.Contains(err.Error(), t.scrub.secret) {
+		return err
+	}
+	return &scrubbedError{msg: t.scrub.scrub(err.Error()), cause: err}
+}
+
+type scrubbedError struct {
+	msg   string
+	cause error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.cause }
+
+// rewriteError is a body the transport could not rewrite: a bug in the
+// request, never retried.
+type rewriteError struct{ err error }
+
+func (e *rewriteError) Error() string { return "video rewrite: " + e.err.Error() }
+func (e *rewriteError) Unwrap() error { return e.err }
+
+// rewriteBody replaces the video placeholders of a chat completion body
+// and, when asked, sets "temperature": 0. Numbers are kept as written
+// (json.Number); HTML characters are not escaped.
+func rewriteBody(body []byte, videos []string, temperatureZero bool) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var root map[string]any
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Errorf("decode request body: %w", err)
+	}
+	used := make([]bool, len(videos))
+	messages, _ := root["messages"].([]any)
+	for _, m := range messages {
+		msg, _ := m.(map[string]any)
+		content, _ := msg["content"].([]any)
+		for i, p := range content {
+			part, _ := p.(map[string]any)
+			if part["type"] != "image_url" {
+				continue
+			}
+			image, _ := part["image_url"].(map[string]any)
+			url, _ := image["url"].(string)
+			rest, ok := strings.CutPrefix(url, videoScheme)
+			if !ok {
+				continue
+			}
+			k, err := strconv.Atoi(rest)
+			if err != nil || k < 0 || k >= len(videos) {
+				return nil, fmt.Errorf("unknown video placeholder %q", url)
+			}
+			if used[k] {
+				return nil, fmt.Errorf("video placeholder %q used twice", url)
+			}
+			used[k] = true
+			content[i] = map[string]any{
+				"type":      "video_url",
+				"video_url": map[string]any{"url": videos[k]},
+			}
+		}
+	}
+	for k, u := range used {
+		if !u {
+			return nil, fmt.Errorf("video %d missing from the request body", k)
+		}
+	}
+	if temperatureZero {
+		root["temperature"] = 0
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("encode request body: %w", err)
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+// retryAfter is a server-requested wait.
+type retryAfter struct {
+	set   bool
+	delay time.Duration
+}
+
+// parseRetryAfter reads retry-after-ms (Azure, OpenAI: milliseconds) or
+// Retry-After (delay-seconds, possibly fractional, or an HTTP date). A date
+// in the past asks for no wait.
+func parseRetryAfter(h http.Header, now time.Time) retryAfter {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
+			return retryAfter{set: true, delay: seconds(ms / 1000)}
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return retryAfter{}
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s < 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+			return retryAfter{}
+		}
+		return retryAfter{set: true, delay: seconds(s)}
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return retryAfter{set: true, delay: max(t.Sub(now), 0)}
+	}
+	return retryAfter{}
+}
+
+// seconds converts without overflow (a day is more than any cap).
+func seconds(s float64) time.Duration {
+	const ceiling = 24 * time.Hour
+	if s >= ceiling.Seconds() {
+		return ceiling
+	}
+	return time.Duration(s * float64(time.Second))
+}
