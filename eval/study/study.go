@@ -1,0 +1,660 @@
+// Package study reads and checks a study: the YAML file that says which
+// models to ask (and how to reach and pay for them), which conditions
+// (sampling policy × prompt) to run on which clips, how often, with which
+// decoding settings and within which budget. It also estimates a study's
+// cost before anything is sent (DryRun). The fields, their defaults and
+// the cost rules are documented in docs/study.md.
+//
+// API keys are never part of a study: a model names the environment
+// variable that holds its key (api_key_env) and APIKey reads it when the
+// client is made. No type of this package has a field for a key, so no
+// printing, JSON or YAML of a study can show one.
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tracegrid/tracegrid/eval/prompts"
+	"github.com/tracegrid/tracegrid/eval/sampling"
+)
+
+// VideoSupport says whether and how a model takes a whole video.
+type VideoSupport struct {
+	// Supported: the model takes a native video part. Conditions with a
+	// native[:R] policy then send the clip's MP4 instead of frames.
+	Supported bool `yaml:"supported" json:"supported"`
+	// Rate is the frames per second the server samples from a video, used
+	// only for cost estimates; 0 takes the native policy's R (1 for
+	// "native").
+	Rate float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// Part is the content part type the video is sent as; "video_url" (the
+	// default, vLLM's and several providers' extension) is the only one
+	// the client speaks.
+	Part string `yaml:"part,omitempty" json:"part,omitempty"`
+	// TokensPerFrame is the input tokens of one sampled video frame, for
+	// cost estimates (Gemini documents 258); 0 uses the model's image
+	// token rule at the clip's frame size.
+	TokensPerFrame int `yaml:"tokens_per_frame,omitempty" json:"tokens_per_frame,omitempty"`
+}
+
+// Prices are a model's list prices in US dollars per million tokens.
+type Prices struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
+}
+
+// Image token rules (ImageTokenRule.Rule); EstimateImageTokens documents
+// each.
+const (
+	RuleOpenAITiles   = "openai_tiles"
+	RuleOpenAIPatches = "openai_patches"
+	RulePerPixel      = "per_pixel"
+	RuleFixed         = "fixed"
+)
+
+// ImageTokenRule says how many input tokens one image costs. Only the
+// fields of the chosen rule are read; a zero field takes the rule's
+// published default (given after each field).
+type ImageTokenRule struct {
+	// Rule: openai_tiles (default), openai_patches, per_pixel or fixed.
+	Rule string `yaml:"rule" json:"rule"`
+	// Fixed tokens per image (fixed).
+	Fixed int `yaml:"fixed,omitempty" json:"fixed,omitempty"`
+	// TilePx is the tile side (openai_tiles: 512).
+	TilePx int `yaml:"tile_px,omitempty" json:"tile_px,omitempty"`
+	// BaseTokens are added once per image (openai_tiles: 85).
+	BaseTokens int `yaml:"base_tokens,omitempty" json:"base_tokens,omitempty"`
+	// TileTokens per tile (openai_tiles: 170).
+	TileTokens int `yaml:"tile_tokens,omitempty" json:"tile_tokens,omitempty"`
+	// LowTokens per image with detail "low" (openai_tiles: 85).
+	LowTokens int `yaml:"low_tokens,omitempty" json:"low_tokens,omitempty"`
+	// MaxSide: the image is first scaled down to fit MaxSide×MaxSide
+	// (openai_tiles: 2048).
+	MaxSide int `yaml:"max_side,omitempty" json:"max_side,omitempty"`
+	// ShortSide: then scaled down so its shorter side is at most ShortSide
+	// (openai_tiles: 768).
+	ShortSide int `yaml:"short_side,omitempty" json:"short_side,omitempty"`
+	// Upscale also scales a smaller image up to ShortSide (openai_tiles:
+	// false; third-party counters disagree on this step).
+	Upscale bool `yaml:"upscale,omitempty" json:"upscale,omitempty"`
+	// PatchPx is the patch side (openai_patches: 32).
+	PatchPx int `yaml:"patch_px,omitempty" json:"patch_px,omitempty"`
+	// MaxPatches caps the patches of one image (openai_patches: 1536).
+	MaxPatches int `yaml:"max_patches,omitempty" json:"max_patches,omitempty"`
+	// Multiplier turns patches into billed tokens (openai_patches: 1; the
+	// published 1.62 for gpt-4.1-mini, 2.46 for gpt-4.1-nano).
+	Multiplier float64 `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
+	// PixelsPerToken (per_pixel: 750, Anthropic's published w·h/750).
+	PixelsPerToken float64 `yaml:"pixels_per_token,omitempty" json:"pixels_per_token,omitempty"`
+}
+
+// Model is one model under test behind an OpenAI-compatible API.
+type Model struct {
+	// Name identifies the model in results and reports (letters, digits,
+	// '_', '.', '+', '-'); unique in a study.
+	Name string `yaml:"name" json:"name"`
+	// BaseURL of the OpenAI-compatible API, e.g. https://api.openai.com/v1
+	// or http://127.0.0.1:8089/v1. It must not carry credentials.
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// APIKeyEnv is the NAME of the environment variable holding the API
+	// key (never the key); empty sends no key (local servers).
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// ModelID is the provider's model id sent in requests; default Name.
+	ModelID string `yaml:"model_id" json:"model_id"`
+	// MaxImages is the provider's cap on images per request; 0 for none.
+	MaxImages int `yaml:"max_images,omitempty" json:"max_images,omitempty"`
+	// LimitMode is what a plan above MaxImages does: "refuse" (default:
+	// the trial is recorded as refused, nothing is sent) or "thin" (keep
+	// MaxImages frames spread uniformly; sampling.ApplyLimit).
+	LimitMode string `yaml:"limit_mode" json:"limit_mode"`
+	// ImageWidth and ImageHeight are the size frames are rendered at (even;
+	// another aspect ratio is letterboxed); 0, 0 keeps the clip's size.
+	ImageWidth  int `yaml:"image_width,omitempty" json:"image_width,omitempty"`
+	ImageHeight int `yaml:"image_height,omitempty" json:"image_height,omitempty"`
+	// Detail is the image detail hint sent with every image: low, high or
+	// auto; empty sends none (the provider's default, auto for OpenAI).
+	Detail string `yaml:"detail,omitempty" json:"detail,omitempty"`
+	// ImageFormat of the frames: jpg (default) or png.
+	ImageFormat string `yaml:"image_format" json:"image_format"`
+	// JPEGQuality 1–100 (default 90).
+	JPEGQuality int `yaml:"jpeg_quality" json:"jpeg_quality"`
+	// Video says whether the model takes native video and how.
+	Video VideoSupport `yaml:"video" json:"video"`
+	// Prices per million tokens, for the cost of every trial and for
+	// DryRun; 0 for a free (local) model.
+	Prices Prices `yaml:"prices" json:"prices"`
+	// ImageTokens is the image token rule for DryRun.
+	ImageTokens ImageTokenRule `yaml:"image_tokens" json:"image_tokens"`
+	// Concurrency is the most requests in flight to this model (default 4).
+	Concurrency int `yaml:"concurrency" json:"concurrency"`
+	// RequestsPerMinute and TokensPerMinute are rate limits the client
+	// keeps to; 0 for none.
+	RequestsPerMinute int `yaml:"requests_per_minute,omitempty" json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int `yaml:"tokens_per_minute,omitempty" json:"tokens_per_minute,omitempty"`
+	// TimeoutSeconds bounds one request (default 300).
+	TimeoutSeconds float64 `yaml:"timeout_seconds" json:"timeout_seconds"`
+	// MaxRetries of a failed request (rate limit, server error, timeout);
+	// default 3 when the field is absent, 0 for none.
+	MaxRetries int `yaml:"max_retries" json:"max_retries"`
+}
+
+// Condition is one sampling policy with one prompt.
+type Condition struct {
+	// Policy is a sampling policy string (sampling.Parse), e.g. "fps:4".
+	Policy string `yaml:"policy" json:"policy"`
+	// Prompt is a template name of the study's prompt set.
+	Prompt string `yaml:"prompt" json:"prompt"`
+}
+
+// Decoding are the generation settings sent with every request.
+type Decoding struct {
+	// Temperature 0–2; nil sends none (the provider's default).
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// MaxTokens caps the reply; 0 sends none. DryRun takes it as the
+	// output of every request when set.
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	// Seed for providers that take one; nil sends none.
+	Seed *int `yaml:"seed,omitempty" json:"seed,omitempty"`
+}
+
+// Study is one evaluation.
+type Study struct {
+	// Name keys the study's rows in the results database; default: the
+	// study file's name without extension.
+	Name string `yaml:"name" json:"name"`
+	// Manifest is the manifest.jsonl of the clips (relative paths are read
+	// from the study file's directory; Load makes them absolute).
+	Manifest string `yaml:"manifest" json:"manifest"`
+	// Clips optionally restricts the study to these clip ids.
+	Clips []string `yaml:"clips,omitempty" json:"clips,omitempty"`
+	// Models to ask.
+	Models []Model `yaml:"models" json:"models"`
+	// Conditions to run on every clip and model. Load appends the product
+	// Policies × PromptNames (policy-major) and clears those two lists.
+	Conditions []Condition `yaml:"conditions,omitempty" json:"conditions,omitempty"`
+	// Policies and PromptNames are a shorthand for conditions: every
+	// policy with every prompt.
+	Policies    []string `yaml:"policies,omitempty" json:"policies,omitempty"`
+	PromptNames []string `yaml:"prompts,omitempty" json:"prompts,omitempty"`
+	// Repetitions of every trial (default 1).
+	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Decoding settings.
+	Decoding Decoding `yaml:"decoding" json:"decoding"`
+	// Prompts is an optional templates file (YAML) adding to or overriding
+	// the built-in templates (prompts.Load); YAML key "templates".
+	Prompts string `yaml:"templates,omitempty" json:"templates,omitempty"`
+	// DB is the results database (default results.db beside the study
+	// file).
+	DB string `yaml:"db" json:"db"`
+	// MaxUSD stops the run when the spend reaches it; 0 for no cap.
+	MaxUSD float64 `yaml:"max_usd,omitempty" json:"max_usd,omitempty"`
+}
+
+// Defaults.
+const (
+	DefaultRepetitions    = 1
+	DefaultDB             = "results.db"
+	DefaultLimitMode      = "refuse"
+	DefaultImageFormat    = "jpg"
+	DefaultJPEGQuality    = 90
+	DefaultConcurrency    = 4
+	DefaultTimeoutSeconds = 300
+	DefaultMaxRetries     = 3
+	DefaultVideoPart      = "video_url"
+)
+
+// ErrStudy is wrapped by every error about a study's content.
+var ErrStudy = errors.New("invalid study")
+
+// ErrNoAPIKey is wrapped by APIKey's error when the variable is unset.
+var ErrNoAPIKey = errors.New("API key not set")
+
+// Load reads a study file: unknown fields (at any depth) are errors, as is
+// an api_key field (keys live in the environment); defaults are filled,
+// relative paths resolved against the file's directory, policies × prompts
+// expanded into conditions, and the result validated.
+func Load(path string) (*Study, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	s, err := parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("study %s: %w", path, err)
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if s.DB == "" {
+		s.DB = DefaultDB
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("study %s: %w", path, err)
+	}
+	for _, p := range []*string{&s.Manifest, &s.Prompts, &s.DB} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("study %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// parse decodes a study document and fills defaults (without paths).
+func parse(b []byte) (*Study, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStudy, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrStudy)
+	}
+	doc := root.Content[0]
+	if err := refuseKeys(doc); err != nil {
+		return nil, err
+	}
+	var s Study
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStudy, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: more than one YAML document", ErrStudy)
+	}
+	if mapValue(doc, "repetitions") == nil {
+		s.Repetitions = DefaultRepetitions
+	}
+	if ms := mapValue(doc, "models"); ms != nil && ms.Kind == yaml.SequenceNode {
+		for i, mn := range ms.Content {
+			if i < len(s.Models) && mapValue(mn, "max_retries") == nil {
+				s.Models[i].MaxRetries = DefaultMaxRetries
+			}
+		}
+	}
+	s.SetDefaults()
+	return &s, nil
+}
+
+// refuseKeys stops a document that holds a credential field, before the
+// decoder would report it as merely unknown. The value is never quoted.
+func refuseKeys(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			switch strings.ToLower(n.Content[i].Value) {
+			case "api_key", "apikey", "api-key", "key", "token", "authorization", "password", "secret":
+				return fmt.Errorf("%w: line %d: field %q is not accepted: keep the API key in an environment variable and put that variable's name in api_key_env", ErrStudy, n.Content[i].Line, n.Content[i].Value)
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if err := refuseKeys(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mapValue is the value node of key in a mapping node, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// SetDefaults fills the zero fields that have a default (docs/study.md)
+// and appends Policies × PromptNames to Conditions, clearing both lists.
+// Repetitions and MaxRetries are left alone: their zero is a value (Load
+// fills them only when the file omits them).
+func (s *Study) SetDefaults() {
+	for i := range s.Models {
+		m := &s.Models[i]
+		if m.ModelID == "" {
+			m.ModelID = m.Name
+		}
+		if m.LimitMode == "" {
+			m.LimitMode = DefaultLimitMode
+		}
+		if m.ImageFormat == "" {
+			m.ImageFormat = DefaultImageFormat
+		}
+		if m.JPEGQuality == 0 {
+			m.JPEGQuality = DefaultJPEGQuality
+		}
+		if m.Video.Supported && m.Video.Part == "" {
+			m.Video.Part = DefaultVideoPart
+		}
+		if m.ImageTokens.Rule == "" {
+			m.ImageTokens.Rule = RuleOpenAITiles
+		}
+		m.ImageTokens = m.ImageTokens.withDefaults()
+		if m.Concurrency == 0 {
+			m.Concurrency = DefaultConcurrency
+		}
+		if m.TimeoutSeconds == 0 {
+			m.TimeoutSeconds = DefaultTimeoutSeconds
+		}
+	}
+	if len(s.Policies) > 0 && len(s.PromptNames) > 0 {
+		for _, p := range s.Policies {
+			for _, q := range s.PromptNames {
+				s.Conditions = append(s.Conditions, Condition{Policy: p, Prompt: q})
+			}
+		}
+		s.Policies, s.PromptNames = nil, nil
+	}
+}
+
+// withDefaults fills the zero parameters of the chosen rule.
+func (r ImageTokenRule) withDefaults() ImageTokenRule {
+	set := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	switch r.Rule {
+	case RuleOpenAITiles, "":
+		set(&r.TilePx, 512)
+		set(&r.BaseTokens, 85)
+		set(&r.TileTokens, 170)
+		set(&r.LowTokens, 85)
+		set(&r.MaxSide, 2048)
+		set(&r.ShortSide, 768)
+	case RuleOpenAIPatches:
+		set(&r.PatchPx, 32)
+		set(&r.MaxPatches, 1536)
+		if r.Multiplier == 0 {
+			r.Multiplier = 1
+		}
+	case RulePerPixel:
+		if r.PixelsPerToken == 0 {
+			r.PixelsPerToken = 750
+		}
+	}
+	return r
+}
+
+// PromptSet returns the templates the study uses: the built-ins, with the
+// study's templates file over them when it names one.
+func (s *Study) PromptSet() (*prompts.Set, error) {
+	if s.Prompts == "" {
+		return prompts.Default(), nil
+	}
+	return prompts.Load(s.Prompts)
+}
+
+// APIKey reads the model's key from the environment variable APIKeyEnv
+// (surrounding white space trimmed). With no APIKeyEnv the model takes no
+// key and APIKey returns "". An unset or empty variable is an error that
+// names the variable (never a value) and wraps ErrNoAPIKey.
+func (m Model) APIKey() (string, error) {
+	if m.APIKeyEnv == "" {
+		return "", nil
+	}
+	v, ok := os.LookupEnv(m.APIKeyEnv)
+	v = strings.TrimSpace(v)
+	if !ok || v == "" {
+		return "", fmt.Errorf("model %s: %w: environment variable %s is not set or empty (api_key_env names the variable that holds the key)", m.Name, ErrNoAPIKey, m.APIKeyEnv)
+	}
+	return v, nil
+}
+
+var (
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+	envPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// secretQuery matches query parameter names that carry credentials.
+	secretQuery = regexp.MustCompile(`(?i)key|token|secret|sig|pass|auth`)
+)
+
+// Validate checks the study and returns every problem found, each
+// wrapping ErrStudy and naming the field (models[i] (name).field). It
+// loads the templates file to check prompt names.
+func (s *Study) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrStudy}, a...)...))
+	}
+	if s.Name == "" {
+		bad("name is empty")
+	} else if !namePattern.MatchString(s.Name) {
+		bad("name %q: use letters, digits, '_', '.', '+', '-'", s.Name)
+	}
+	if s.Manifest == "" {
+		bad("manifest is empty: give the manifest.jsonl of the clips")
+	}
+	seenClip := map[string]bool{}
+	for i, c := range s.Clips {
+		switch {
+		case c == "":
+			bad("clips[%d] is empty", i)
+		case seenClip[c]:
+			bad("clips[%d]: clip %q listed twice", i, c)
+		}
+		seenClip[c] = true
+	}
+	if len(s.Models) == 0 {
+		bad("no models: give at least one under models")
+	}
+	seenModel := map[string]int{}
+	for i, m := range s.Models {
+		if j, ok := seenModel[m.Name]; ok && m.Name != "" {
+			bad("models[%d]: name %q already used by models[%d]", i, m.Name, j)
+		} else {
+			seenModel[m.Name] = i
+		}
+		for _, err := range m.validate() {
+			bad("models[%d] (%s): %v", i, m.Name, err)
+		}
+	}
+	if s.Repetitions < 1 {
+		bad("repetitions %d: must be at least 1", s.Repetitions)
+	}
+	d := s.Decoding
+	if d.Temperature != nil && !(*d.Temperature >= 0 && *d.Temperature <= 2) {
+		bad("decoding.temperature %v: must be in [0, 2]", *d.Temperature)
+	}
+	if d.MaxTokens < 0 {
+		bad("decoding.max_tokens %d: must be 0 (provider default) or positive", d.MaxTokens)
+	}
+	if !(s.MaxUSD >= 0) || math.IsInf(s.MaxUSD, 0) {
+		bad("max_usd %v: must be 0 (no cap) or a positive number of dollars", s.MaxUSD)
+	}
+	if (len(s.Policies) > 0) != (len(s.PromptNames) > 0) {
+		bad("policies and prompts go together (every policy with every prompt); give both or use conditions")
+	}
+	conds := append([]Condition(nil), s.Conditions...)
+	for _, p := range s.Policies {
+		for _, q := range s.PromptNames {
+			conds = append(conds, Condition{Policy: p, Prompt: q})
+		}
+	}
+	if len(conds) == 0 {
+		bad("no conditions: give conditions (policy, prompt) or policies and prompts")
+	}
+	set, err := s.PromptSet()
+	if err != nil {
+		bad("templates: %v", err)
+	}
+	seenCond := map[Condition]int{}
+	for i, c := range conds {
+		pol, err := sampling.Parse(c.Policy)
+		if err != nil {
+			bad("conditions[%d]: %v", i, err)
+		} else {
+			key := Condition{Policy: pol.String(), Prompt: c.Prompt}
+			if j, ok := seenCond[key]; ok {
+				bad("conditions[%d]: policy %s with prompt %s repeats conditions[%d]", i, c.Policy, c.Prompt, j)
+			} else {
+				seenCond[key] = i
+			}
+		}
+		if set != nil {
+			if _, err := set.Get(c.Prompt); err != nil {
+				bad("conditions[%d]: %v", i, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate returns the model's problems.
+func (m Model) validate() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if m.Name == "" {
+		bad("name is empty")
+	} else if !namePattern.MatchString(m.Name) {
+		bad("name %q: use letters, digits, '_', '.', '+', '-'", m.Name)
+	}
+	if err := checkBaseURL(m.BaseURL); err != nil {
+		errs = append(errs, err)
+	}
+	if m.APIKeyEnv != "" && !envPattern.MatchString(m.APIKeyEnv) {
+		// The value is not quoted: a key pasted here must not reach a log.
+		bad("api_key_env is not an environment variable name (letters, digits, '_'); it names the variable holding the key, never the key itself")
+	}
+	if m.ModelID == "" {
+		bad("model_id is empty")
+	}
+	if m.MaxImages < 0 {
+		bad("max_images %d: must be 0 (no cap) or positive", m.MaxImages)
+	}
+	if m.LimitMode != "refuse" && m.LimitMode != "thin" {
+		bad("limit_mode %q: want refuse or thin", m.LimitMode)
+	}
+	w, h := m.ImageWidth, m.ImageHeight
+	switch {
+	case w == 0 && h == 0:
+	case w <= 0 || h <= 0:
+		bad("image size %dx%d: give image_width and image_height both positive, or neither", w, h)
+	case w%2 != 0 || h%2 != 0:
+		bad("image size %dx%d: width and height must be even", w, h)
+	case w > 8192 || h > 8192:
+		bad("image size %dx%d: at most 8192 on a side", w, h)
+	}
+	switch m.Detail {
+	case "", "low", "high", "auto":
+	default:
+		bad("detail %q: want low, high or auto (or leave it out)", m.Detail)
+	}
+	switch m.ImageFormat {
+	case "jpg", "jpeg", "png":
+	default:
+		bad("image_format %q: want jpg or png", m.ImageFormat)
+	}
+	if m.JPEGQuality < 0 || m.JPEGQuality > 100 {
+		bad("jpeg_quality %d: must be in 1–100", m.JPEGQuality)
+	}
+	v := m.Video
+	if !(v.Rate >= 0) || math.IsInf(v.Rate, 0) {
+		bad("video.rate %v: must be 0 (the policy's rate) or positive", v.Rate)
+	}
+	if v.Part != "" && v.Part != DefaultVideoPart {
+		bad("video.part %q: the client sends video only as %s", v.Part, DefaultVideoPart)
+	}
+	if v.TokensPerFrame < 0 {
+		bad("video.tokens_per_frame %d: must be 0 (image rule) or positive", v.TokensPerFrame)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"prices.input_per_mtok", m.Prices.InputPerMTok}, {"prices.output_per_mtok", m.Prices.OutputPerMTok}} {
+		if !(p.v >= 0) || math.IsInf(p.v, 0) {
+			bad("%s %v: must be zero or positive", p.name, p.v)
+		}
+	}
+	if err := m.ImageTokens.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if m.Concurrency < 0 {
+		bad("concurrency %d: must be positive", m.Concurrency)
+	}
+	if m.RequestsPerMinute < 0 {
+		bad("requests_per_minute %d: must be 0 (no limit) or positive", m.RequestsPerMinute)
+	}
+	if m.TokensPerMinute < 0 {
+		bad("tokens_per_minute %d: must be 0 (no limit) or positive", m.TokensPerMinute)
+	}
+	if !(m.TimeoutSeconds >= 0) || math.IsInf(m.TimeoutSeconds, 0) {
+		bad("timeout_seconds %v: must be positive", m.TimeoutSeconds)
+	}
+	if m.MaxRetries < 0 {
+		bad("max_retries %d: must be 0 or positive", m.MaxRetries)
+	}
+	return errs
+}
+
+// checkBaseURL accepts an http(s) URL with a host and no credentials. Its
+// errors never quote the URL, which might hold a key.
+func checkBaseURL(raw string) error {
+	if raw == "" {
+		return errors.New("base_url is empty: give the API's URL, e.g. http://127.0.0.1:8089/v1")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("base_url does not parse as a URL")
+	}
+	if u.User != nil {
+		return errors.New("base_url must not carry credentials (user:password@host): keep the key in the environment variable named by api_key_env")
+	}
+	for k := range u.Query() {
+		if secretQuery.MatchString(k) {
+			return fmt.Errorf("base_url must not carry credentials (query parameter %s): keep the key in the environment variable named by api_key_env", strconv.Quote(k))
+		}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("base_url scheme %q: want http or https (e.g. http://127.0.0.1:8089/v1)", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("base_url has no host")
+	}
+	return nil
+}
+
+// validate checks the rule's name and the parameters it reads.
+func (r ImageTokenRule) validate() error {
+	d := r.withDefaults()
+	switch r.Rule {
+	case RuleOpenAITiles, "":
+		if d.TilePx < 0 || d.BaseTokens < 0 || d.TileTokens < 0 || d.LowTokens < 0 || d.MaxSide < 0 || d.ShortSide < 0 {
+			return errors.New("image_tokens: openai_tiles parameters must be positive")
+		}
+	case RuleOpenAIPatches:
+		if d.PatchPx < 0 || d.MaxPatches < 0 || !(d.Multiplier > 0) || math.IsInf(d.Multiplier, 0) {
+			return errors.New("image_tokens: openai_patches parameters must be positive")
+		}
+	case RulePerPixel:
+		if !(d.PixelsPerToken > 0) || math.IsInf(d.PixelsPerToken, 0) {
+			return fmt.Errorf("image_tokens: pixels_per_token %v must be positive", r.PixelsPerToken)
+		}
+	case RuleFixed:
+		if r.Fixed <= 0 {
+			return fmt.Errorf("image_tokens: rule fixed needs fixed > 0 tokens per image (got %d)", r.Fixed)
+		}
+	default:
+		return fmt.Errorf("image_tokens: unknown rule %q (want %s, %s, %s or %s)", r.Rule, RuleOpenAITiles, RuleOpenAIPatches, RulePerPixel, RuleFixed)
+	}
+	return nil
+}
