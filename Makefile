@@ -7,7 +7,7 @@ BIN := bin/tracegrid
 
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg
+	libavfilter-dev libavdevice-dev ffmpeg chromium
 
 .PHONY: deps build test vet fmt bench demo clean
 
@@ -28,6 +28,7 @@ vet:
 
 test: vet
 	go test -count=1 -timeout 20m ./...
+	$(MAKE) report-check
 
 bench: build
 	bash scripts/bench.sh
@@ -37,3 +38,23 @@ demo: deps build
 
 clean:
 	rm -rf bin out
+
+# report-check: build a report from a synthetic results database, screenshot
+# its index.html in headless Chromium (Debian package chromium) and check the
+# screenshot is a real page, not a blank one. The screenshot stays in
+# out/report-check/screenshot.png for a person to look at.
+REPORT_CHECK := out/report-check
+CHROMIUM_FLAGS := --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	--disable-background-networking --disable-component-update --disable-sync --window-size=1400,3000
+
+.PHONY: report-check
+report-check: build
+	rm -rf $(REPORT_CHECK) && mkdir -p $(REPORT_CHECK)
+	./$(BIN) report-demo-db --out $(REPORT_CHECK)/demo.sqlite
+	./$(BIN) report --db $(REPORT_CHECK)/demo.sqlite --out $(REPORT_CHECK)/report
+	@profile=$$(mktemp -d) && \
+	timeout 120 chromium $(CHROMIUM_FLAGS) --user-data-dir=$$profile \
+		--screenshot=$(CURDIR)/$(REPORT_CHECK)/screenshot.png file://$(CURDIR)/$(REPORT_CHECK)/report/index.html 2>$(REPORT_CHECK)/chromium.log; \
+	rc=$$?; rm -rf $$profile; \
+	if [ $$rc != 0 ]; then cat $(REPORT_CHECK)/chromium.log; echo "report-check: chromium failed ($$rc)"; exit 1; fi
+	REPORT_SCREENSHOT=$(CURDIR)/$(REPORT_CHECK)/screenshot.png go test -count=1 -run '^TestScreenshot$$' -v ./eval/report/

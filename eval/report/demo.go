@@ -1,0 +1,215 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+
+	"github.com/tracegrid/tracegrid/eval/parse"
+	"github.com/tracegrid/tracegrid/eval/results"
+	"github.com/tracegrid/tracegrid/trace"
+)
+
+// DemoStudy is the study name of DemoTrials.
+const DemoStudy = "demo"
+
+// DemoTrace builds a hand-made, valid trace: N events at t_i = t0 + (i−1)/F
+// in a 24 s clip, with the states and attributes of the domain.
+func DemoTrace(domain string, n int, f float64, seed int) *trace.Trace {
+	id := fmt.Sprintf("%s_n%02d_f%.1f_s%d", domain, n, f, seed)
+	tr := &trace.Trace{Schema: trace.Schema, ID: id, Domain: domain, N: n, F: f, Seed: seed,
+		Duration: 24, FPS: 30, Width: 854, Height: 480, Nuisance: map[string]any{}, Events: []trace.Event{}}
+	t0 := 1 + math.Mod(float64(seed)*0.37, 2)
+	walls := []string{"left", "top", "right", "bottom"}
+	states := []string{"A", "B", "C"}
+	switch domain {
+	case "blinking":
+		tr.InitialState, tr.Pulse = "off", 0.1
+	case "state_machine":
+		tr.InitialState = "A"
+	default:
+		tr.InitialState = "moving"
+	}
+	state := tr.InitialState
+	for i := range n {
+		e := trace.Event{T: round6(t0 + float64(i)/f), Count: i + 1, Before: state}
+		switch domain {
+		case "blinking":
+			e.Type, e.After = "pulse_on", "on"
+		case "state_machine":
+			next := states[(i+1+seed)%3]
+			if next == state {
+				next = states[(i+2+seed)%3]
+			}
+			e.Type, e.After, e.Attrs = "transition", next, map[string]string{"from": state, "to": next}
+			state = next
+		default:
+			e.Type, e.After, e.Attrs = "wall_contact", "moving", map[string]string{"wall": walls[(i+seed)%4]}
+		}
+		tr.Events = append(tr.Events, e)
+	}
+	if n > 0 {
+		tr.ActiveStart, tr.ActiveEnd = tr.Events[0].T, tr.Events[n-1].T
+	}
+	return tr
+}
+
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// demoModel is a simulated model: how well it counts and how it errs.
+type demoModel struct {
+	name string
+	// skill: log-odds of a correct count at N = 1, F = 0.5 Hz; slopes per
+	// extra event and per Hz; bonus per domain and per condition.
+	skill, perN, perF float64
+	domain            map[string]float64
+	conds             []demoCond
+	preferred         []int // values it drifts to when wrong (local excesses)
+}
+
+type demoCond struct {
+	policy, prompt string
+	bonus          float64
+	domains        []string
+}
+
+// demoGrid is the paper's grid (§3.1).
+var (
+	demoCounts = []int{0, 1, 2, 3, 4, 5, 6, 8, 10, 12}
+	demoFreqs  = []float64{0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0}
+)
+
+// DemoTrials is a deterministic synthetic study (DemoStudy) for trying the
+// report: two simulated models on the paper's grid (seeds seeds per cell)
+// over the three domains, several sampling and prompt conditions, TOMATO's
+// frame conditions on State Machine, some unparseable answers and some
+// failed requests. The numbers are made up; only their shape is plausible.
+func DemoTrials(seeds int) []results.Trial {
+	all := []string{"bounce_ball", "blinking", "state_machine"}
+	sm := []string{"state_machine"}
+	models := []demoModel{
+		{name: "sim-flash", skill: 3.2, perN: 0.28, perF: 1.1, domain: map[string]float64{"bounce_ball": 0, "blinking": -1.6, "state_machine": 1.6},
+			conds: []demoCond{
+				{"native:1", "structured_trace", 0, all},
+				{"fps:4", "structured_trace", 0.5, all},
+				{"native:1", "direct", -0.1, all},
+				{"single:random", "structured_trace", -2.5, sm},
+				{"single:best", "structured_trace", -1.8, sm},
+				{"uniform:8", "structured_trace", -0.6, sm},
+				{"shuffled:8", "structured_trace", -1.4, sm},
+			}, preferred: []int{3, 5}},
+		{name: "sim-open-8b", skill: 1.6, perN: 0.45, perF: 0.8, domain: map[string]float64{"bounce_ball": -0.3, "blinking": -0.8, "state_machine": 0.9},
+			conds: []demoCond{{"native:2", "structured_trace", 0, all}}, preferred: []int{2, 4, 10}},
+	}
+	finished := time.Date(2025, 11, 30, 12, 0, 0, 0, time.UTC)
+	var out []results.Trial
+	for _, m := range models {
+		for _, c := range m.conds {
+			for _, d := range c.domains {
+				for _, n := range demoCounts {
+					fs := demoFreqs
+					if n == 0 {
+						fs = []float64{1.0}
+					}
+					for _, f := range fs {
+						for s := range seeds {
+							tr := DemoTrace(d, n, f, s)
+							out = append(out, m.trial(c, tr, finished))
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// demoRand is a deterministic uniform number in [0, 1) for one decision.
+func demoRand(parts ...any) float64 {
+	h := fnv.New64a()
+	fmt.Fprint(h, parts...)
+	return float64(h.Sum64()>>11) / (1 << 53)
+}
+
+func (m demoModel) trial(c demoCond, tr *trace.Trace, finished time.Time) results.Trial {
+	raw, _ := json.Marshal(tr)
+	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: m.name, Clip: tr.ID, Policy: c.policy, Prompt: c.prompt},
+		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Images: 24, ImageBytes: 24 * 40000,
+		Usage: results.Usage{PromptTokens: 6200, CompletionTokens: 180 + 40*tr.N}, LatencyMS: 2400 + int64(300*tr.N),
+		Attempts: 1, FinishedAt: finished}
+	t.Usage.TotalTokens = t.Usage.PromptTokens + t.Usage.CompletionTokens
+	t.CostUSD = float64(t.Usage.TotalTokens) * 1.5e-6
+	rnd := func(what ...any) float64 {
+		return demoRand(append([]any{m.name, c.policy, c.prompt, tr.ID}, what...)...)
+	}
+	if rnd("fail") < 0.012 {
+		t.Error, t.ErrorKind, t.Attempts = "request timed out after 120s", results.KindTimeout, 3
+		t.Usage, t.CostUSD = results.Usage{}, 0
+		return t
+	}
+	n := tr.N
+	logit := m.skill + m.domain[tr.Domain] + c.bonus - m.perN*float64(max(n-1, 0)) - m.perF*(tr.F-0.5)
+	if n == 0 {
+		logit = m.skill + 0.5
+	}
+	correct := rnd("correct") < 1/(1+math.Exp(-logit))
+	var count int
+	switch {
+	case correct:
+		count = n
+	case rnd("prefer") < 0.35:
+		count = m.preferred[int(rnd("which")*float64(len(m.preferred)))]
+		if count == n {
+			count = n + 1
+		}
+	default:
+		// Under-report at high load, over-report at low load.
+		delta := 1 + int(rnd("delta")*3)
+		if n >= 4 && rnd("dir") < 0.75 || n > 0 && rnd("dir") < 0.3 {
+			delta = -min(delta, n)
+		}
+		count = n + delta
+	}
+	if rnd("unparseable") < 0.02 {
+		t.Responses = []string{"I cannot determine the exact number of events."}
+		t.ParseFlags = []string{"refusal", "unparseable_count"}
+	} else {
+		t.Count = &count
+		t.CountSource = "boxed"
+		t.Responses = []string{fmt.Sprintf("… Final answer: \\boxed{%d}", count)}
+	}
+	// Reported events: each true event is recovered with a probability that
+	// falls with F; a recovered one is jittered, sometimes out of window.
+	recall := 0.95 - 0.18*(tr.F-0.5) - 0.03*float64(n)
+	if correct {
+		recall += 0.15
+	}
+	for i, e := range tr.Events {
+		if rnd("recall", i) > recall {
+			continue
+		}
+		jitter := (rnd("jitter", i) - 0.5) * 0.6 / tr.F
+		ev := parse.Event{T: round6(max(0, e.T+jitter)), Text: "event"}
+		if rnd("attr", i) < 0.1 && e.Attrs["wall"] != "" {
+			ev.Attrs = map[string]string{"wall": "left"}
+		}
+		t.Events = append(t.Events, ev)
+	}
+	// Hallucinations, more at low load.
+	for j := range int(rnd("halluc") * 2.4 / float64(1+n/3)) {
+		t.Events = append(t.Events, parse.Event{T: round6(0.5 + 23*rnd("ht", j)), Text: "event"})
+	}
+	sortEvents(t.Events)
+	return t
+}
+
+// sortEvents sorts reports by time, as the parser returns them.
+func sortEvents(evs []parse.Event) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].T < evs[j-1].T; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
+	}
+}

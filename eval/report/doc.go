@@ -1,0 +1,65 @@
+// Package report turns the trials of one study in the results store into
+// the evaluation report: Build scores and aggregates (all the arithmetic is
+// package score's), Write renders
+//
+//	index.html    self-contained: inline CSS, figures as base64 data URIs,
+//	              no script and no external reference, so it opens offline
+//	summary.json  every number the page shows (Report marshalled)
+//	tables/*.csv  tidy tables, one record per line, fractions not percent
+//	figures/*.png the figures, drawn with gonum.org/v1/plot
+//
+// every file written atomically (pipeline.WriteFileAtomic).
+//
+// # What the report holds
+//
+//   - Capability surfaces (low-frequency-trap Eq. 1, Figure 3): one heatmap
+//     per model × condition × domain, positive N across and F up, the
+//     accuracy printed in each cell, the N = 0 no-event control as a
+//     separate column (frequency does not apply to it), and the region
+//     inside the count boundary N*τ(F) outlined.
+//   - Intervention curves (Figure 4): exact match against N, averaged over
+//     the tested frequencies (the unweighted mean of the cell accuracies at
+//     each N), one line per condition, per model × domain.
+//   - Table 1 in the paper's layout: Part A by domain with the macro
+//     average (the unweighted mean of the domain rows, as the paper's row
+//     is), Part B by N × F region pooled over domains, for the model's
+//     baseline condition; Part C every condition per domain, in a
+//     visual-evidence family (the baseline prompt, policies varied) and a
+//     prompting family (the baseline policy, prompts varied). The baseline
+//     is native sampling with the structured_trace prompt when the model has
+//     it, else its condition with the most scored trials.
+//   - Table 4 (Wilson 95% intervals) per condition × domain and pooled;
+//     Table 8 (taxonomy, event counts; merged is always 0); Table 9
+//     (tolerance sensitivity: δ = 1.0, 0.5, 0.25 s, 1/(2F), plus the
+//     selected window if it is another); Table 2's cross-model summary.
+//   - Boundary summaries: N*τ(F) per tested frequency, F*τ(N) per tested
+//     count, the maximum count boundary and the N = 0 control, per model ×
+//     condition × domain (contiguous-prefix rule, §3.3).
+//   - Count distributions (CountVideoBench §5.2) per model × condition,
+//     pooled over domains, with the histogram of predicted counts and its
+//     largest local excess and deficit marked.
+//   - TOMATO's frame principles (§3) when the matching conditions exist
+//     with the same prompt (single:random, single:best, uniform:M,
+//     shuffled:M): κ = (A_m − A_1)/A_1, τ = (A_m − A_shuffled)/A_shuffled,
+//     ρ = (A_best − A_random)/A_random, each on the clips both of its
+//     conditions ran on, per domain and pooled.
+//   - A reliability envelope per model: one paragraph stating where its
+//     count boundaries let it count reliably under its baseline, where it
+//     has no reliable region, its overall exact match and controls, every
+//     other condition's maximum count boundary, and its failed requests.
+//   - Failures and cost (tokens, USD, latency) per model × condition.
+//
+// # Failures and unparseable answers
+//
+// A trial whose Error is set is a failed request unless its ErrorKind is
+// results.KindParse (a reply arrived but could not be used): failed
+// requests are counted, listed and excluded from every accuracy, since the
+// model never answered. Every other trial is an answer, and an answer
+// without a parseable count (Count nil) is scored incorrect, the paper's
+// rule (§3.3, C.8); its timestamped events, if any, still enter the trace
+// metrics. This is results.Trial.Correct's rule.
+//
+// Parsed events become score reports as they are, except that the
+// parser's blink "phase" attribute is the trace's state after the event
+// ("after"), so a blink reported "off" is misidentified.
+package report

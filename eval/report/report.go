@@ -1,0 +1,917 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tracegrid/tracegrid/eval/results"
+	"github.com/tracegrid/tracegrid/eval/score"
+	"github.com/tracegrid/tracegrid/trace"
+)
+
+// Schema names the layout of summary.json.
+const Schema = "tracegrid/report/v1"
+
+// Sentinel errors; Build's errors wrap one of them or the score package's.
+var (
+	// ErrNoTrials: the study (or the whole database) holds no trial.
+	ErrNoTrials = errors.New("no trials")
+	// ErrOptions: a tolerance or τ that cannot be used.
+	ErrOptions = errors.New("report: invalid options")
+	// ErrTrial: a stored trial that cannot be scored (no or undecodable
+	// trace, a count that disagrees with its trace).
+	ErrTrial = errors.New("report: invalid trial")
+)
+
+// Options configure Build.
+type Options struct {
+	// Study names the report (shown in the title and summary.json); when
+	// empty, the trials' study if they share one.
+	Study string
+	// Tolerance is the timestamp-matching window δ; the zero value is the
+	// paper's rate-relative δ(F) = 1/(2F).
+	Tolerance score.Tolerance
+	// Tau is the reliability target τ of the boundaries; 0 means
+	// score.Tau (0.80).
+	Tau float64
+}
+
+// Condition is one evaluation condition: a sampling policy and a prompt.
+type Condition struct {
+	Policy string `json:"policy"`
+	Prompt string `json:"prompt"`
+}
+
+// Label is the condition as the report prints it.
+func (c Condition) Label() string { return c.Policy + " · " + c.Prompt }
+
+func condLess(a, b Condition) bool {
+	if a.Policy != b.Policy {
+		return a.Policy < b.Policy
+	}
+	return a.Prompt < b.Prompt
+}
+
+// ModelInfo lists what one model was evaluated on.
+type ModelInfo struct {
+	Model string `json:"model"`
+	// Baseline is the condition Table 1 Parts A–B, Table 8 and Table 9 show
+	// in the page: native sampling with the structured_trace prompt when the
+	// model has it (the paper's baseline), else its condition with the most
+	// scored trials.
+	Baseline Condition `json:"baseline"`
+	// Conditions lists the baseline first, then the others by policy and
+	// prompt.
+	Conditions []Condition `json:"conditions"`
+	Domains    []string    `json:"domains"`
+}
+
+// Totals counts the trials the report read.
+type Totals struct {
+	Trials      int `json:"trials"`
+	Scored      int `json:"scored"`
+	Failed      int `json:"failed"`
+	Unparseable int `json:"unparseable"`
+}
+
+// SurfaceCell is one (N, F) cell of a capability surface (Eq. 1) for one
+// model × condition × domain.
+type SurfaceCell struct {
+	Model    string  `json:"model"`
+	Policy   string  `json:"policy"`
+	Prompt   string  `json:"prompt"`
+	Domain   string  `json:"domain"`
+	N        int     `json:"n"`
+	F        float64 `json:"f"`
+	Trials   int     `json:"trials"`
+	Correct  int     `json:"correct"`
+	Accuracy float64 `json:"accuracy"`
+	WilsonLo float64 `json:"wilson_lo"`
+	WilsonHi float64 `json:"wilson_hi"`
+	Reliable bool    `json:"reliable"` // accuracy ≥ τ
+}
+
+// Metrics are Table 1's columns (fractions, not percent).
+type Metrics struct {
+	Trials    int     `json:"trials"`
+	Correct   int     `json:"correct"`
+	EM        float64 `json:"em"`
+	EMLo      float64 `json:"em_lo"`
+	EMHi      float64 `json:"em_hi"`
+	Eligible  int     `json:"eligible"`
+	VOR       float64 `json:"vor"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	ACR       float64 `json:"acr"`
+	RFR       float64 `json:"rfr"`
+}
+
+func metricsOf(s score.Summary) Metrics {
+	return Metrics{Trials: s.Trials, Correct: s.Correct, EM: s.EM, EMLo: s.EMInterval.Lo, EMHi: s.EMInterval.Hi,
+		Eligible: s.Eligible, VOR: s.VOR, Precision: s.Precision, Recall: s.Recall, F1: s.F1, ACR: s.ACR, RFR: s.RFR}
+}
+
+// DomainRow is Table 1 Part A (and Part C) for one model × condition ×
+// domain. Failed trials are not in Trials; Unparseable ones are (scored
+// incorrect).
+type DomainRow struct {
+	Model  string `json:"model"`
+	Policy string `json:"policy"`
+	Prompt string `json:"prompt"`
+	Domain string `json:"domain"`
+	Metrics
+	Unparseable int `json:"unparseable"`
+	Failed      int `json:"failed"`
+}
+
+// MacroRow is Table 1 Part A's "Macro Average": the unweighted mean of the
+// domain rows of one model × condition (the paper's row is the mean of its
+// three domain rows).
+type MacroRow struct {
+	Model     string  `json:"model"`
+	Policy    string  `json:"policy"`
+	Prompt    string  `json:"prompt"`
+	Domains   int     `json:"domains"`
+	EM        float64 `json:"em"`
+	VOR       float64 `json:"vor"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	ACR       float64 `json:"acr"`
+	RFR       float64 `json:"rfr"`
+	// MaxCountBoundary is Table 2's maximum count boundary: the largest
+	// reliable contiguous positive-count prefix at any tested frequency and
+	// domain of this model × condition.
+	MaxCountBoundary score.Boundary `json:"max_count_boundary"`
+}
+
+// RegionRow is Table 1 Part B: one region of the N × F grid, pooled over
+// the domains of one model × condition.
+type RegionRow struct {
+	Model  string `json:"model"`
+	Policy string `json:"policy"`
+	Prompt string `json:"prompt"`
+	Region string `json:"region"`
+	Metrics
+}
+
+// WilsonRow is Table 4: exact-match accuracy with its two-sided 95% Wilson
+// interval, per model × condition × domain and over all domains ("all").
+type WilsonRow struct {
+	Model    string  `json:"model"`
+	Policy   string  `json:"policy"`
+	Prompt   string  `json:"prompt"`
+	Domain   string  `json:"domain"`
+	Correct  int     `json:"correct"`
+	Trials   int     `json:"trials"`
+	Accuracy float64 `json:"accuracy"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+}
+
+// CountBoundary is N*τ(F) at one tested frequency (Eq. 5).
+type CountBoundary struct {
+	F float64 `json:"f"`
+	score.Boundary
+}
+
+// FrequencyBoundary is F*τ(N) at one tested positive count (Eq. 6).
+type FrequencyBoundary struct {
+	N int `json:"n"`
+	score.Boundary
+}
+
+// Control is the N = 0 no-event control of one surface.
+type Control struct {
+	Trials   int     `json:"trials"`
+	Correct  int     `json:"correct"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// BoundaryRow holds the operational boundaries of one model × condition ×
+// domain surface (§3.3, B.3, B.5).
+type BoundaryRow struct {
+	Model     string              `json:"model"`
+	Policy    string              `json:"policy"`
+	Prompt    string              `json:"prompt"`
+	Domain    string              `json:"domain"`
+	Tau       float64             `json:"tau"`
+	Count     []CountBoundary     `json:"count"`
+	Frequency []FrequencyBoundary `json:"frequency"`
+	MaxCount  score.Boundary      `json:"max_count"`
+	Control   *Control            `json:"control,omitempty"`
+}
+
+// CurvePoint is one point of an intervention curve (Figure 4): accuracy at
+// count N averaged over the tested frequencies (the unweighted mean of the
+// cell accuracies at N).
+type CurvePoint struct {
+	Model    string  `json:"model"`
+	Policy   string  `json:"policy"`
+	Prompt   string  `json:"prompt"`
+	Domain   string  `json:"domain"`
+	N        int     `json:"n"`
+	Cells    int     `json:"cells"`
+	Trials   int     `json:"trials"`
+	Correct  int     `json:"correct"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// TaxonomyRow is Table 8 for one model × condition, per domain and over
+// all domains ("all"); Merged is always 0 (never inferred, C.16).
+type TaxonomyRow struct {
+	Model  string `json:"model"`
+	Policy string `json:"policy"`
+	Prompt string `json:"prompt"`
+	Domain string `json:"domain"`
+	score.Totals
+	Merged int `json:"merged"`
+}
+
+// SensitivityRow is Table 9 for one model × condition under one window.
+type SensitivityRow struct {
+	Model     string `json:"model"`
+	Policy    string `json:"policy"`
+	Prompt    string `json:"prompt"`
+	Tolerance string `json:"tolerance"` // as --tolerance reads it: "rate", "0.5s"
+	Label     string `json:"label"`
+	Selected  bool   `json:"selected"` // the window the rest of the report uses
+	Metrics
+}
+
+// HistogramBin is how often one integer was predicted.
+type HistogramBin struct {
+	Value int `json:"value"`
+	Count int `json:"count"`
+}
+
+// CountRow holds CountVideoBench's count-distribution measures (§5.2, §6)
+// for one model × condition, pooled over domains, plus the histogram of
+// predicted counts the measures are read from.
+type CountRow struct {
+	Model  string `json:"model"`
+	Policy string `json:"policy"`
+	Prompt string `json:"prompt"`
+	score.CountStats
+	// Top3Share is the Top-3 share of the true counts (CVB §3): how
+	// balanced the evaluated design is.
+	Top3Share   float64        `json:"top3_share"`
+	Abstentions int            `json:"abstentions"`
+	Histogram   []HistogramBin `json:"histogram"`
+}
+
+// FrameSide is one of the two conditions a TOMATO measure compares,
+// restricted to the clips both conditions share.
+type FrameSide struct {
+	Policy   string  `json:"policy"`
+	Trials   int     `json:"trials"`
+	Correct  int     `json:"correct"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// FrameRow is one TOMATO frame principle (§3) for one model × prompt ×
+// domain ("all" pools domains): the relative gain from From to To,
+// computed on the clips both conditions ran on.
+type FrameRow struct {
+	Model   string    `json:"model"`
+	Prompt  string    `json:"prompt"`
+	Domain  string    `json:"domain"`
+	Measure string    `json:"measure"` // multi_frame_gain_random, multi_frame_gain_best, order_sensitivity, information_disparity
+	Symbol  string    `json:"symbol"`
+	Formula string    `json:"formula"`
+	M       int       `json:"m,omitempty"` // frames of the uniform/shuffled condition; 0 for ρ
+	Clips   int       `json:"clips"`
+	From    FrameSide `json:"from"`
+	To      FrameSide `json:"to"`
+	Value   float64   `json:"value"`
+	Defined bool      `json:"defined"`
+}
+
+// Envelope is a model's reliability envelope: one paragraph stating where
+// it counts reliably.
+type Envelope struct {
+	Model string `json:"model"`
+	Text  string `json:"text"`
+}
+
+// FailureRow counts the failed trials (a non-empty Error other than
+// results.KindParse: no reply arrived, so there is no answer to score) of
+// one model × condition × domain. They are excluded from every accuracy.
+type FailureRow struct {
+	Model  string         `json:"model"`
+	Policy string         `json:"policy"`
+	Prompt string         `json:"prompt"`
+	Domain string         `json:"domain"`
+	Failed int            `json:"failed"`
+	Total  int            `json:"total"` // failed + scored
+	ByKind map[string]int `json:"by_kind"`
+}
+
+// FailedTrial is one failed trial as stored.
+type FailedTrial struct {
+	Model    string `json:"model"`
+	Policy   string `json:"policy"`
+	Prompt   string `json:"prompt"`
+	Domain   string `json:"domain"`
+	Clip     string `json:"clip"`
+	Repeat   int    `json:"repeat"`
+	Kind     string `json:"kind"`
+	Error    string `json:"error"`
+	Attempts int    `json:"attempts"`
+}
+
+// CostRow sums token usage, cost and latency of one model × condition,
+// failed trials included.
+type CostRow struct {
+	Model            string  `json:"model"`
+	Policy           string  `json:"policy"`
+	Prompt           string  `json:"prompt"`
+	Trials           int     `json:"trials"`
+	Images           int     `json:"images"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TotalTokens      int     `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	MeanLatencyMS    float64 `json:"mean_latency_ms"`
+}
+
+// Figure names one PNG of the report; Write renders it from the report's
+// numbers.
+type Figure struct {
+	File   string `json:"file"` // relative to the output directory
+	Kind   string `json:"kind"` // heatmap, curves, histogram
+	Title  string `json:"title"`
+	Model  string `json:"model"`
+	Policy string `json:"policy,omitempty"`
+	Prompt string `json:"prompt,omitempty"`
+	Domain string `json:"domain,omitempty"`
+}
+
+// Report is everything the report shows; it marshals to summary.json.
+type Report struct {
+	Schema         string    `json:"schema"`
+	Study          string    `json:"study"`
+	Tolerance      string    `json:"tolerance"`
+	ToleranceLabel string    `json:"tolerance_label"`
+	Tau            float64   `json:"tau"`
+	LastFinished   time.Time `json:"last_finished,omitzero"`
+
+	Totals      Totals      `json:"totals"`
+	Models      []ModelInfo `json:"models"`
+	DomainNames []string    `json:"domain_names"`
+
+	Surfaces           []SurfaceCell    `json:"surfaces"`
+	Domains            []DomainRow      `json:"domains"`
+	Macro              []MacroRow       `json:"macro"`
+	Regions            []RegionRow      `json:"regions"`
+	Wilson             []WilsonRow      `json:"wilson"`
+	Boundaries         []BoundaryRow    `json:"boundaries"`
+	Curves             []CurvePoint     `json:"curves"`
+	Taxonomy           []TaxonomyRow    `json:"taxonomy"`
+	Sensitivity        []SensitivityRow `json:"sensitivity"`
+	CountDistributions []CountRow       `json:"count_distributions"`
+	FramePrinciples    []FrameRow       `json:"frame_principles"`
+	Reliability        []Envelope       `json:"reliability"`
+	Failures           []FailureRow     `json:"failures"`
+	FailedTrials       []FailedTrial    `json:"failed_trials"`
+	Cost               []CostRow        `json:"cost"`
+	Figures            []Figure         `json:"figures"`
+}
+
+// scored is one successfully scored trial with its source.
+type scored struct {
+	src   *results.Trial
+	input score.TrialInput
+	trial score.Trial
+}
+
+type mcKey struct {
+	model string
+	cond  Condition
+}
+
+type mcdKey struct {
+	model  string
+	cond   Condition
+	domain string
+}
+
+// Build scores the trials of one study under opt and aggregates them into
+// the report. It is pure. A trial with a non-empty Error is a failure
+// (counted and listed, never scored) unless its ErrorKind is
+// results.KindParse: then a reply arrived, and like a trial without Error
+// it is an answer. An answer with a nil Count (unparseable) is scored
+// incorrect, as the paper does (§3.3); this is results.Trial.Correct's rule.
+// Errors: ErrNoTrials for no trials, ErrOptions for a bad τ or tolerance,
+// ErrTrial for a trial without a decodable trace, and the score package's
+// error (naming the clip) for a trace it cannot score, such as one whose
+// events are not sorted by time.
+func Build(trials []results.Trial, opt Options) (*Report, error) {
+	tol, tau, err := checkOptions(opt)
+	if err != nil {
+		return nil, err
+	}
+	if len(trials) == 0 {
+		if opt.Study != "" {
+			return nil, fmt.Errorf("study %q: %w", opt.Study, ErrNoTrials)
+		}
+		return nil, ErrNoTrials
+	}
+	if opt.Study == "" {
+		opt.Study = trials[0].Study
+		for _, t := range trials {
+			if t.Study != opt.Study {
+				opt.Study = ""
+				break
+			}
+		}
+	}
+	r := &Report{Schema: Schema, Study: opt.Study, Tolerance: tol.String(), ToleranceLabel: tol.Label(), Tau: tau}
+
+	groups := map[mcdKey][]*scored{}
+	failed := map[mcdKey][]*results.Trial{}
+	all := map[mcKey][]*results.Trial{}
+	for i := range trials {
+		t := &trials[i]
+		cond := Condition{t.Policy, t.Prompt}
+		r.Totals.Trials++
+		if t.FinishedAt.After(r.LastFinished) {
+			r.LastFinished = t.FinishedAt
+		}
+		all[mcKey{t.Model, cond}] = append(all[mcKey{t.Model, cond}], t)
+		if _, ok := t.Correct(); !ok {
+			r.Totals.Failed++
+			k := mcdKey{t.Model, cond, t.Domain}
+			failed[k] = append(failed[k], t)
+			continue
+		}
+		s, err := scoreOne(t, tol)
+		if err != nil {
+			return nil, err
+		}
+		r.Totals.Scored++
+		if t.Count == nil {
+			r.Totals.Unparseable++
+		}
+		k := mcdKey{t.Model, cond, s.trial.Domain}
+		groups[k] = append(groups[k], s)
+	}
+
+	r.index(groups, failed)
+	for _, mi := range r.Models {
+		for _, c := range mi.Conditions {
+			mc := mcKey{mi.Model, c}
+			var pooled []score.Trial
+			var inputs []score.TrialInput
+			var macro []Metrics
+			for _, d := range mi.Domains {
+				k := mcdKey{mi.Model, c, d}
+				g, f := groups[k], failed[k]
+				if len(g) == 0 && len(f) == 0 {
+					continue
+				}
+				ts := trialsOf(g)
+				pooled = append(pooled, ts...)
+				for _, s := range g {
+					inputs = append(inputs, s.input)
+				}
+				if len(f) > 0 {
+					r.Failures = append(r.Failures, failureRow(k, f, len(g)))
+				}
+				if len(g) == 0 {
+					continue
+				}
+				r.addSurface(k, ts, tau)
+				m := metricsOf(score.Summarize(ts))
+				macro = append(macro, m)
+				row := DomainRow{Model: k.model, Policy: c.Policy, Prompt: c.Prompt, Domain: d, Metrics: m, Failed: len(f)}
+				for _, s := range g {
+					if s.src.Count == nil {
+						row.Unparseable++
+					}
+				}
+				r.Domains = append(r.Domains, row)
+				r.Wilson = append(r.Wilson, WilsonRow{Model: k.model, Policy: c.Policy, Prompt: c.Prompt, Domain: d,
+					Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
+				r.Taxonomy = append(r.Taxonomy, taxonomyRow(k, score.Summarize(ts).Totals))
+			}
+			r.Cost = append(r.Cost, costRow(mc, all[mc]))
+			if len(pooled) == 0 {
+				continue
+			}
+			sum := score.Summarize(pooled)
+			m := metricsOf(sum)
+			r.Wilson = append(r.Wilson, WilsonRow{Model: mi.Model, Policy: c.Policy, Prompt: c.Prompt, Domain: "all",
+				Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
+			r.Taxonomy = append(r.Taxonomy, taxonomyRow(mcdKey{mi.Model, c, "all"}, sum.Totals))
+			mr := macroRow(mc, macro)
+			mr.MaxCountBoundary = maxBoundary(r.boundaryRows(mi.Model, c))
+			r.Macro = append(r.Macro, mr)
+			for _, g := range score.SummarizeRegions(pooled) {
+				r.Regions = append(r.Regions, RegionRow{Model: mi.Model, Policy: c.Policy, Prompt: c.Prompt, Region: g.Key, Metrics: metricsOf(g.Summary)})
+			}
+			if err := r.addSensitivity(mc, inputs, tol); err != nil {
+				return nil, err
+			}
+			r.addCounts(mc, pooled)
+		}
+		r.addFramePrinciples(mi, groups)
+	}
+	for _, mi := range r.Models {
+		r.Reliability = append(r.Reliability, Envelope{Model: mi.Model, Text: r.envelope(mi)})
+	}
+	for _, k := range sortedKeys(failed) {
+		for _, t := range failed[k] {
+			r.FailedTrials = append(r.FailedTrials, FailedTrial{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Domain: t.Domain,
+				Clip: t.Clip, Repeat: t.Repeat, Kind: t.ErrorKind, Error: t.Error, Attempts: t.Attempts})
+		}
+	}
+	r.planFigures()
+	return r, nil
+}
+
+func checkOptions(opt Options) (score.Tolerance, float64, error) {
+	tol := opt.Tolerance
+	if tol == (score.Tolerance{}) {
+		tol = score.RateTolerance
+	}
+	if !tol.RateRelative && !(tol.Seconds > 0 && !math.IsInf(tol.Seconds, 0)) {
+		return tol, 0, fmt.Errorf("%w: tolerance must be rate-relative or a positive number of seconds, got %v", ErrOptions, tol.Seconds)
+	}
+	tau := opt.Tau
+	if tau == 0 {
+		tau = score.Tau
+	}
+	if !(tau > 0 && tau <= 1) {
+		return tol, 0, fmt.Errorf("%w: tau must be in (0, 1], got %v", ErrOptions, opt.Tau)
+	}
+	return tol, tau, nil
+}
+
+// scoreOne decodes a trial's trace and scores its parsed answer. The trace
+// is decoded but not validated: the score package checks what scoring
+// needs and names the clip in its error.
+func scoreOne(t *results.Trial, tol score.Tolerance) (*scored, error) {
+	where := fmt.Sprintf("clip %s (model %s, %s, repeat %d)", t.Clip, t.Model, Condition{t.Policy, t.Prompt}.Label(), t.Repeat)
+	if len(t.Trace) == 0 {
+		return nil, fmt.Errorf("%s: %w: no trace stored", where, ErrTrial)
+	}
+	var tr trace.Trace
+	if err := json.Unmarshal(t.Trace, &tr); err != nil {
+		return nil, fmt.Errorf("%s: %w: trace: %v", where, ErrTrial, err)
+	}
+	if tr.ID == "" {
+		tr.ID = t.Clip
+	}
+	if tr.N != t.N {
+		return nil, fmt.Errorf("%s: %w: stored n=%d but its trace %s has n=%d", where, ErrTrial, t.N, tr.ID, tr.N)
+	}
+	in := score.TrialInput{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Trace: &tr, Count: t.Count, Reports: score.FromParsed(t.Events)}
+	sc, err := score.ScoreTrial(&tr, t.Count, in.Reports, tol)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return &scored{src: t, input: in, trial: score.Trial{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt,
+		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc}}, nil
+}
+
+func trialsOf(g []*scored) []score.Trial {
+	out := make([]score.Trial, len(g))
+	for i, s := range g {
+		out[i] = s.trial
+	}
+	return out
+}
+
+// domainOrder is the paper's domain order; other domains follow by name.
+var domainOrder = map[string]int{"bounce_ball": 0, "blinking": 1, "state_machine": 2, "objects": 3}
+
+func domainLess(a, b string) bool {
+	ra, oka := domainOrder[a]
+	rb, okb := domainOrder[b]
+	switch {
+	case oka && okb:
+		return ra < rb
+	case oka != okb:
+		return oka
+	}
+	return a < b
+}
+
+// DomainTitle is a domain's name as the paper prints it.
+func DomainTitle(d string) string {
+	switch d {
+	case "bounce_ball":
+		return "Bounce Ball"
+	case "blinking":
+		return "Blinking"
+	case "state_machine":
+		return "State Machine"
+	case "objects":
+		return "Objects"
+	case "all":
+		return "All domains"
+	}
+	words := strings.Fields(strings.ReplaceAll(d, "_", " "))
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
+
+// index fills Models and DomainNames.
+func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results.Trial) {
+	type info struct {
+		conds   map[Condition]int // scored trials
+		domains map[string]bool
+	}
+	models := map[string]*info{}
+	domains := map[string]bool{}
+	add := func(k mcdKey, n int) {
+		mi := models[k.model]
+		if mi == nil {
+			mi = &info{conds: map[Condition]int{}, domains: map[string]bool{}}
+			models[k.model] = mi
+		}
+		mi.conds[k.cond] += n
+		mi.domains[k.domain] = true
+		domains[k.domain] = true
+	}
+	for k, g := range groups {
+		add(k, len(g))
+	}
+	for k := range failed {
+		add(k, 0)
+	}
+	for _, m := range sortedStrings(models) {
+		mi := models[m]
+		out := ModelInfo{Model: m}
+		for c := range mi.conds {
+			out.Conditions = append(out.Conditions, c)
+		}
+		sort.Slice(out.Conditions, func(a, b int) bool { return condLess(out.Conditions[a], out.Conditions[b]) })
+		out.Baseline = out.Conditions[0]
+		best := -1
+		for _, c := range out.Conditions {
+			paper := strings.HasPrefix(c.Policy, "native") && c.Prompt == "structured_trace"
+			if paper {
+				out.Baseline = c
+				break
+			}
+			if mi.conds[c] > best {
+				best, out.Baseline = mi.conds[c], c
+			}
+		}
+		// Baseline first, the rest by name.
+		for i, c := range out.Conditions {
+			if c == out.Baseline {
+				copy(out.Conditions[1:i+1], out.Conditions[:i])
+				out.Conditions[0] = c
+				break
+			}
+		}
+		for d := range mi.domains {
+			out.Domains = append(out.Domains, d)
+		}
+		sort.Slice(out.Domains, func(a, b int) bool { return domainLess(out.Domains[a], out.Domains[b]) })
+		r.Models = append(r.Models, out)
+	}
+	for d := range domains {
+		r.DomainNames = append(r.DomainNames, d)
+	}
+	sort.Slice(r.DomainNames, func(a, b int) bool { return domainLess(r.DomainNames[a], r.DomainNames[b]) })
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[mcdKey]V) []mcdKey {
+	out := make([]mcdKey, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.model != y.model {
+			return x.model < y.model
+		}
+		if x.cond != y.cond {
+			return condLess(x.cond, y.cond)
+		}
+		return domainLess(x.domain, y.domain)
+	})
+	return out
+}
+
+func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
+	cells := score.Surface(ts)
+	var positive []score.Cell
+	var control *Control
+	for _, c := range cells {
+		w := score.WilsonInterval(c.Correct, c.Trials, score.Z95)
+		r.Surfaces = append(r.Surfaces, SurfaceCell{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain,
+			N: c.N, F: c.F, Trials: c.Trials, Correct: c.Correct, Accuracy: c.Accuracy, WilsonLo: w.Lo, WilsonHi: w.Hi,
+			Reliable: c.Accuracy >= tau-1e-12})
+		if c.N == 0 {
+			if control == nil {
+				control = &Control{}
+			}
+			control.Trials += c.Trials
+			control.Correct += c.Correct
+			continue
+		}
+		positive = append(positive, c)
+	}
+	if control != nil {
+		control.Accuracy = float64(control.Correct) / float64(control.Trials)
+	}
+	b := BoundaryRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, Tau: tau, Control: control,
+		MaxCount: score.MaxCountBoundary(positive, tau)}
+	for _, f := range cellFreqs(positive) {
+		b.Count = append(b.Count, CountBoundary{F: f, Boundary: score.CountBoundary(positive, f, tau)})
+	}
+	for _, n := range cellCounts(positive) {
+		b.Frequency = append(b.Frequency, FrequencyBoundary{N: n, Boundary: score.FrequencyBoundary(positive, n, tau)})
+	}
+	r.Boundaries = append(r.Boundaries, b)
+
+	// Intervention curve: mean cell accuracy over the frequencies at each N.
+	for _, n := range cellCounts(cells) {
+		p := CurvePoint{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, N: n}
+		var sum float64
+		for _, c := range cells {
+			if c.N == n {
+				p.Cells++
+				p.Trials += c.Trials
+				p.Correct += c.Correct
+				sum += c.Accuracy
+			}
+		}
+		p.Accuracy = sum / float64(p.Cells)
+		r.Curves = append(r.Curves, p)
+	}
+}
+
+// cellFreqs returns the distinct frequencies of the cells, ascending
+// (cells are sorted by N, then F, and share exact grid values).
+func cellFreqs(cells []score.Cell) []float64 {
+	var fs []float64
+	for _, c := range cells {
+		dup := false
+		for _, f := range fs {
+			if math.Abs(f-c.F) <= 1e-9 {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			fs = append(fs, c.F)
+		}
+	}
+	sort.Float64s(fs)
+	return fs
+}
+
+func cellCounts(cells []score.Cell) []int {
+	var ns []int
+	for _, c := range cells {
+		if len(ns) == 0 || ns[len(ns)-1] != c.N {
+			ns = append(ns, c.N)
+		}
+	}
+	return ns
+}
+
+func macroRow(k mcKey, ms []Metrics) MacroRow {
+	row := MacroRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domains: len(ms)}
+	if len(ms) == 0 {
+		return row
+	}
+	for _, m := range ms {
+		row.EM += m.EM
+		row.VOR += m.VOR
+		row.Precision += m.Precision
+		row.Recall += m.Recall
+		row.F1 += m.F1
+		row.ACR += m.ACR
+		row.RFR += m.RFR
+	}
+	n := float64(len(ms))
+	row.EM, row.VOR, row.Precision, row.Recall = row.EM/n, row.VOR/n, row.Precision/n, row.Recall/n
+	row.F1, row.ACR, row.RFR = row.F1/n, row.ACR/n, row.RFR/n
+	return row
+}
+
+func taxonomyRow(k mcdKey, t score.Totals) TaxonomyRow {
+	return TaxonomyRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, Totals: t}
+}
+
+func failureRow(k mcdKey, f []*results.Trial, scoredN int) FailureRow {
+	row := FailureRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain,
+		Failed: len(f), Total: len(f) + scoredN, ByKind: map[string]int{}}
+	for _, t := range f {
+		kind := t.ErrorKind
+		if kind == "" {
+			kind = "error"
+		}
+		row.ByKind[kind]++
+	}
+	return row
+}
+
+func costRow(k mcKey, ts []*results.Trial) CostRow {
+	row := CostRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Trials: len(ts)}
+	var lat int64
+	for _, t := range ts {
+		row.Images += t.Images
+		row.PromptTokens += t.Usage.PromptTokens
+		row.CompletionTokens += t.Usage.CompletionTokens
+		row.TotalTokens += t.Usage.TotalTokens
+		row.CostUSD += t.CostUSD
+		lat += t.LatencyMS
+	}
+	if len(ts) > 0 {
+		row.MeanLatencyMS = float64(lat) / float64(len(ts))
+	}
+	return row
+}
+
+// addSensitivity is Table 9: the paper's four windows, plus the selected
+// one when it is not among them.
+func (r *Report) addSensitivity(k mcKey, inputs []score.TrialInput, tol score.Tolerance) error {
+	tols := score.PaperTolerances()
+	found := false
+	for _, t := range tols {
+		found = found || t == tol
+	}
+	if !found {
+		tols = append(tols, tol)
+	}
+	rows, err := score.Sensitivity(inputs, tols)
+	if err != nil {
+		return fmt.Errorf("model %s, %s: sensitivity: %w", k.model, k.cond.Label(), err)
+	}
+	for _, row := range rows {
+		r.Sensitivity = append(r.Sensitivity, SensitivityRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt,
+			Tolerance: row.Tolerance.String(), Label: row.Label, Selected: row.Tolerance == tol, Metrics: metricsOf(row.Summary)})
+	}
+	return nil
+}
+
+func (r *Report) addCounts(k mcKey, ts []score.Trial) {
+	preds := make([]score.CountPrediction, len(ts))
+	truths := make([]int, len(ts))
+	hist := map[int]int{}
+	abst := 0
+	for i, t := range ts {
+		preds[i] = score.CountPrediction{Truth: t.N, Pred: t.Score.Count}
+		truths[i] = t.N
+		if t.Score.Count == nil {
+			abst++
+		} else {
+			hist[*t.Score.Count]++
+		}
+	}
+	row := CountRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, CountStats: score.CountDistribution(preds),
+		Top3Share: score.TopShare(truths, 3), Abstentions: abst, Histogram: []HistogramBin{}}
+	for v, c := range hist {
+		row.Histogram = append(row.Histogram, HistogramBin{Value: v, Count: c})
+	}
+	sort.Slice(row.Histogram, func(a, b int) bool { return row.Histogram[a].Value < row.Histogram[b].Value })
+	r.CountDistributions = append(r.CountDistributions, row)
+}
+
+// maxBoundary combines maximum count boundaries (of several domains) as
+// Table 2 does: any reliable boundary beats any "< n", larger beats
+// smaller.
+func maxBoundary(bs []BoundaryRow) score.Boundary {
+	best := score.Boundary{Label: "no data"}
+	have := false
+	for _, b := range bs {
+		m := b.MaxCount
+		if m.Label == "no data" {
+			continue
+		}
+		switch {
+		case !have:
+			best, have = m, true
+		case best.Below && !m.Below:
+			best = m
+		case best.Below == m.Below && m.Value > best.Value:
+			best = m
+		}
+	}
+	return best
+}

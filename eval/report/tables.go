@@ -1,0 +1,200 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Table is one CSV table: tidy, one record per line, fractions not
+// percentages, full float precision.
+type Table struct {
+	Name   string // file name under tables/
+	Header []string
+	Rows   [][]string
+}
+
+// WriteCSV writes the table with its header.
+func (t Table) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.Header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(t.Rows); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func f64(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+func itoa(n int) string    { return strconv.Itoa(n) }
+func btoa(b bool) string   { return strconv.FormatBool(b) }
+
+var metricHeader = []string{"trials", "correct", "em", "em_lo", "em_hi", "eligible", "vor", "precision", "recall", "f1", "acr", "rfr"}
+
+func (m Metrics) cells() []string {
+	return []string{itoa(m.Trials), itoa(m.Correct), f64(m.EM), f64(m.EMLo), f64(m.EMHi), itoa(m.Eligible),
+		f64(m.VOR), f64(m.Precision), f64(m.Recall), f64(m.F1), f64(m.ACR), f64(m.RFR)}
+}
+
+func cat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// Tables returns every CSV table of the report.
+func (r *Report) Tables() []Table {
+	mc := []string{"model", "policy", "prompt"}
+	mcd := []string{"model", "policy", "prompt", "domain"}
+	var ts []Table
+
+	t := Table{Name: "surfaces.csv", Header: cat(mcd, []string{"n", "f", "trials", "correct", "accuracy", "wilson_lo", "wilson_hi", "reliable"})}
+	for _, c := range r.Surfaces {
+		t.Rows = append(t.Rows, []string{c.Model, c.Policy, c.Prompt, c.Domain, itoa(c.N), f64(c.F), itoa(c.Trials), itoa(c.Correct),
+			f64(c.Accuracy), f64(c.WilsonLo), f64(c.WilsonHi), btoa(c.Reliable)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table1_domains.csv", Header: cat(mcd, metricHeader, []string{"unparseable", "failed"})}
+	for _, d := range r.Domains {
+		t.Rows = append(t.Rows, cat([]string{d.Model, d.Policy, d.Prompt, d.Domain}, d.Metrics.cells(), []string{itoa(d.Unparseable), itoa(d.Failed)}))
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table1_macro.csv", Header: cat(mc, []string{"domains", "em", "vor", "precision", "recall", "f1", "acr", "rfr"})}
+	for _, m := range r.Macro {
+		t.Rows = append(t.Rows, []string{m.Model, m.Policy, m.Prompt, itoa(m.Domains), f64(m.EM), f64(m.VOR), f64(m.Precision),
+			f64(m.Recall), f64(m.F1), f64(m.ACR), f64(m.RFR)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table1_regions.csv", Header: cat(mc, []string{"region"}, metricHeader)}
+	for _, g := range r.Regions {
+		t.Rows = append(t.Rows, cat([]string{g.Model, g.Policy, g.Prompt, g.Region}, g.Metrics.cells()))
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table4_wilson.csv", Header: cat(mcd, []string{"correct", "trials", "accuracy", "lo", "hi"})}
+	for _, w := range r.Wilson {
+		t.Rows = append(t.Rows, []string{w.Model, w.Policy, w.Prompt, w.Domain, itoa(w.Correct), itoa(w.Trials), f64(w.Accuracy), f64(w.Lo), f64(w.Hi)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table8_taxonomy.csv", Header: cat(mcd, []string{"true_events", "reported", "matched", "missed", "merged", "hallucinated",
+		"displaced", "misidentified", "wrong_accumulation", "videos"})}
+	for _, x := range r.Taxonomy {
+		t.Rows = append(t.Rows, []string{x.Model, x.Policy, x.Prompt, x.Domain, itoa(x.TrueEvents), itoa(x.Reported), itoa(x.Matched),
+			itoa(x.Missed), itoa(x.Merged), itoa(x.Hallucinated), itoa(x.Displaced), itoa(x.Misidentified), itoa(x.WrongAccumulation), itoa(x.Videos)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "table9_sensitivity.csv", Header: cat(mc, []string{"tolerance", "label", "selected"}, metricHeader)}
+	for _, s := range r.Sensitivity {
+		t.Rows = append(t.Rows, cat([]string{s.Model, s.Policy, s.Prompt, s.Tolerance, s.Label, btoa(s.Selected)}, s.Metrics.cells()))
+	}
+	ts = append(ts, t)
+
+	cb := Table{Name: "boundaries_count.csv", Header: cat(mcd, []string{"tau", "f", "value", "below", "label"})}
+	fb := Table{Name: "boundaries_frequency.csv", Header: cat(mcd, []string{"tau", "n", "value", "below", "label"})}
+	bs := Table{Name: "boundaries_summary.csv", Header: cat(mcd, []string{"tau", "max_count_value", "max_count_below", "max_count_label",
+		"control_trials", "control_correct", "control_accuracy"})}
+	for _, b := range r.Boundaries {
+		key := []string{b.Model, b.Policy, b.Prompt, b.Domain, f64(b.Tau)}
+		for _, c := range b.Count {
+			cb.Rows = append(cb.Rows, cat(key, []string{f64(c.F), f64(c.Value), btoa(c.Below), c.Label}))
+		}
+		for _, c := range b.Frequency {
+			fb.Rows = append(fb.Rows, cat(key, []string{itoa(c.N), f64(c.Value), btoa(c.Below), c.Label}))
+		}
+		ctl := []string{"0", "0", ""}
+		if b.Control != nil {
+			ctl = []string{itoa(b.Control.Trials), itoa(b.Control.Correct), f64(b.Control.Accuracy)}
+		}
+		bs.Rows = append(bs.Rows, cat(key, []string{f64(b.MaxCount.Value), btoa(b.MaxCount.Below), b.MaxCount.Label}, ctl))
+	}
+	ts = append(ts, cb, fb, bs)
+
+	t = Table{Name: "curves.csv", Header: cat(mcd, []string{"n", "cells", "trials", "correct", "accuracy"})}
+	for _, p := range r.Curves {
+		t.Rows = append(t.Rows, []string{p.Model, p.Policy, p.Prompt, p.Domain, itoa(p.N), itoa(p.Cells), itoa(p.Trials), itoa(p.Correct), f64(p.Accuracy)})
+	}
+	ts = append(ts, t)
+
+	cd := Table{Name: "count_distribution.csv", Header: cat(mc, []string{"trials", "answered", "abstentions", "em", "acc10", "coverage", "mae", "rmse",
+		"support", "perplexity", "perplexity_answered", "excess_value", "excess_amount", "deficit_value", "deficit_amount", "top3_share"})}
+	ch := Table{Name: "count_histogram.csv", Header: cat(mc, []string{"value", "count"})}
+	cc := Table{Name: "count_by_cardinality.csv", Header: cat(mc, []string{"n", "trials", "answered", "correct", "em", "coverage"})}
+	for _, c := range r.CountDistributions {
+		key := []string{c.Model, c.Policy, c.Prompt}
+		ex := func(e bool, v, a int) []string {
+			if !e {
+				return []string{"", ""}
+			}
+			return []string{itoa(v), itoa(a)}
+		}
+		cd.Rows = append(cd.Rows, cat(key, []string{itoa(c.Trials), itoa(c.Answered), itoa(c.Abstentions), f64(c.EM), f64(c.Acc10), f64(c.Coverage),
+			f64(c.MAE), f64(c.RMSE), itoa(c.Support), f64(c.Perplexity), f64(c.PerplexityAnswered)},
+			ex(c.Excess.Defined, c.Excess.Value, c.Excess.Amount), ex(c.Deficit.Defined, c.Deficit.Value, c.Deficit.Amount), []string{f64(c.Top3Share)}))
+		for _, b := range c.Histogram {
+			ch.Rows = append(ch.Rows, cat(key, []string{itoa(b.Value), itoa(b.Count)}))
+		}
+		for _, b := range c.ByCardinality {
+			cc.Rows = append(cc.Rows, cat(key, []string{itoa(b.N), itoa(b.Trials), itoa(b.Answered), itoa(b.Correct), f64(b.EM), f64(b.Coverage)}))
+		}
+	}
+	ts = append(ts, cd, ch, cc)
+
+	t = Table{Name: "frame_principles.csv", Header: []string{"model", "prompt", "domain", "measure", "symbol", "m", "clips",
+		"from_policy", "from_trials", "from_correct", "from_accuracy", "to_policy", "to_trials", "to_correct", "to_accuracy", "value", "defined"}}
+	for _, f := range r.FramePrinciples {
+		t.Rows = append(t.Rows, []string{f.Model, f.Prompt, f.Domain, f.Measure, f.Symbol, itoa(f.M), itoa(f.Clips),
+			f.From.Policy, itoa(f.From.Trials), itoa(f.From.Correct), f64(f.From.Accuracy),
+			f.To.Policy, itoa(f.To.Trials), itoa(f.To.Correct), f64(f.To.Accuracy), f64(f.Value), btoa(f.Defined)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "failures.csv", Header: cat(mcd, []string{"failed", "total", "by_kind"})}
+	for _, f := range r.Failures {
+		t.Rows = append(t.Rows, []string{f.Model, f.Policy, f.Prompt, f.Domain, itoa(f.Failed), itoa(f.Total), kinds(f.ByKind)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "failed_trials.csv", Header: cat(mcd, []string{"clip", "repeat", "kind", "attempts", "error"})}
+	for _, f := range r.FailedTrials {
+		t.Rows = append(t.Rows, []string{f.Model, f.Policy, f.Prompt, f.Domain, f.Clip, itoa(f.Repeat), f.Kind, itoa(f.Attempts), f.Error})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "cost.csv", Header: cat(mc, []string{"trials", "images", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "mean_latency_ms"})}
+	for _, c := range r.Cost {
+		t.Rows = append(t.Rows, []string{c.Model, c.Policy, c.Prompt, itoa(c.Trials), itoa(c.Images), itoa(c.PromptTokens), itoa(c.CompletionTokens),
+			itoa(c.TotalTokens), f64(c.CostUSD), f64(c.MeanLatencyMS)})
+	}
+	ts = append(ts, t)
+
+	t = Table{Name: "reliability.csv", Header: []string{"model", "text"}}
+	for _, e := range r.Reliability {
+		t.Rows = append(t.Rows, []string{e.Model, e.Text})
+	}
+	ts = append(ts, t)
+	return ts
+}
+
+// kinds formats a by-kind count map as "kind=n; kind=n", sorted by kind.
+func kinds(m map[string]int) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for i, k := range ks {
+		ks[i] = k + "=" + itoa(m[k])
+	}
+	return strings.Join(ks, "; ")
+}

@@ -1,0 +1,69 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tracegrid/tracegrid/pipeline"
+)
+
+// Write renders the report into dir: figures/*.png, tables/*.csv,
+// summary.json and, last, index.html, which embeds every figure as a data
+// URI and needs no network to view. Every file is written atomically
+// (temporary file, fsync, rename), so a reader never sees a partial file.
+func (r *Report) Write(dir string) error {
+	for _, sub := range []string{"figures", "tables"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	images := make(map[string][]byte, len(r.Figures))
+	for _, f := range r.Figures {
+		png, err := r.RenderFigure(f)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		images[f.File] = png
+		if err := writeBytes(filepath.Join(dir, filepath.FromSlash(f.File)), png); err != nil {
+			return err
+		}
+	}
+	for _, t := range r.Tables() {
+		if err := writeFile(filepath.Join(dir, "tables", t.Name), t.WriteCSV); err != nil {
+			return err
+		}
+	}
+	if err := writeFile(filepath.Join(dir, "summary.json"), r.WriteJSON); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error { return r.writeHTML(w, images) })
+}
+
+// WriteJSON writes summary.json: the whole report, indented.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	if err := pipeline.WriteFileAtomic(path, write); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	// The temporary file was private (0600); a report is for sharing.
+	if err := os.Chmod(path, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func writeBytes(path string, b []byte) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
