@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // renderSmall renders two 4-second state-machine clips for eval tests.
@@ -90,5 +91,64 @@ func TestEvalNeverWritesTheKey(t *testing.T) {
 	}
 	if strings.Contains(string(out), "VERY-SECRET") || strings.Contains(exp, "VERY-SECRET") {
 		t.Errorf("the API key leaked into the output or the export")
+	}
+}
+
+// TestEvalKilledResumesToTheSameTable kills `tracegrid eval` with SIGKILL
+// mid-run, reruns it, and compares the final table with an uninterrupted
+// run's: the same rows, and no finished trial requested again (only the
+// requests in flight at the kill, at most --concurrency, are repeated).
+func TestEvalKilledResumesToTheSameTable(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		time.Sleep(40 * time.Millisecond)
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"00:01.0 — A → B — running count 1\n\\boxed{1}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	}))
+	defer srv.Close()
+	manifest := renderSmall(t)
+	args := func(db string) []string {
+		return []string{"eval", "--manifest", manifest, "--base-url", srv.URL + "/v1", "--model", "m", "--policy", "uniform:2", "--policy", "fps:1",
+			"--policy", "keyframes", "--prompt", "structured_trace", "--repeats", "5", "--concurrency", "2", "--db", db}
+	}
+	// 2 clips × 3 policies × 5 repeats = 30 trials.
+	clean := filepath.Join(t.TempDir(), "clean.db")
+	if msg, code := run(t, args(clean)...); code != 0 {
+		t.Fatalf("clean run: %s", msg)
+	}
+	calls.Store(0)
+	killed := filepath.Join(t.TempDir(), "killed.db")
+	cmd := exec.Command(bin, args(killed)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for calls.Load() < 10 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	before := calls.Load()
+	if msg, code := run(t, args(killed)...); code != 0 {
+		t.Fatalf("resume: %s", msg)
+	}
+	if total := calls.Load(); total > 30+2 || before >= 30 {
+		t.Errorf("%d requests for 30 trials (%d before the kill)", total, before)
+	}
+	table := func(db string) string {
+		out, code := run(t, "export", "--db", db, "--format", "csv")
+		if code != 0 {
+			t.Fatal(out)
+		}
+		// Keep the columns that do not depend on timing.
+		var rows []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Split(line, ",")
+			rows = append(rows, strings.Join(f[:12], ","))
+		}
+		return strings.Join(rows, "\n")
+	}
+	if a, b := table(clean), table(killed); a != b {
+		t.Errorf("tables differ:\nclean:\n%s\nkilled+resumed:\n%s", a, b)
 	}
 }
