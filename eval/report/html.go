@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // The page is one html/template with every figure embedded as a base64
@@ -499,23 +502,12 @@ func (r *Report) costTable() htmlTable {
 	return t
 }
 
-// groupDigits writes 12240 as "12,240", as the paper's tables do.
-func groupDigits(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// groupDigits writes n with thousands separators (12240 → "12,240"), as the
+// paper's tables do.
+func groupDigits(n int) string { return thousands.Sprintf("%d", n) }
+
+// thousands formats numbers the English way.
+var thousands = message.NewPrinter(language.English)
 
 // notes are the definitions and choices printed at the foot of the page.
 var notes = []string{

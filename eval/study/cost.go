@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
@@ -447,23 +450,12 @@ func WriteEstimates(w io.Writer, es []Estimate) error {
 	return err
 }
 
-// group writes n with thousands separators: 1234567 → 1,234,567.
-func group(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// group writes n with thousands separators (12240 → "12,240"), as the
+// paper's tables do.
+func group(n int) string { return thousands.Sprintf("%d", n) }
+
+// thousands formats numbers the English way.
+var thousands = message.NewPrinter(language.English)
 
 // dollars writes an amount with cents; a positive amount below half a
 // cent shows as <0.01 rather than 0.00.
