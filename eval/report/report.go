@@ -739,7 +739,7 @@ func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 	}
 	b := BoundaryRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, Tau: tau, Control: control,
 		MaxCount: score.MaxCountBoundary(positive, tau)}
-	for _, f := range cellFreqs(positive) {
+	for _, f := range score.Frequencies(positive) {
 		b.Count = append(b.Count, CountBoundary{F: f, Boundary: score.CountBoundary(positive, f, tau)})
 	}
 	for _, n := range cellCounts(positive) {
@@ -762,26 +762,6 @@ func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 		p.Accuracy = sum / float64(p.Cells)
 		r.Curves = append(r.Curves, p)
 	}
-}
-
-// cellFreqs returns the distinct frequencies of the cells, ascending
-// (cells are sorted by N, then F, and share exact grid values).
-func cellFreqs(cells []score.Cell) []float64 {
-	var fs []float64
-	for _, c := range cells {
-		dup := false
-		for _, f := range fs {
-			if math.Abs(f-c.F) <= 1e-9 {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			fs = append(fs, c.F)
-		}
-	}
-	sort.Float64s(fs)
-	return fs
 }
 
 func cellCounts(cells []score.Cell) []int {

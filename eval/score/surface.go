@@ -145,7 +145,7 @@ func FrequencyBoundary(cells []Cell, n int, tau float64) Boundary {
 // the largest such "< n" (normally "< 1"; larger only on grids that skip 1).
 func MaxCountBoundary(cells []Cell, tau float64) Boundary {
 	best := Boundary{Label: "no data"}
-	for _, f := range frequencies(cells) {
+	for _, f := range Frequencies(cells) {
 		b := CountBoundary(cells, f, tau)
 		switch {
 		case b.Label == "no data":
@@ -160,8 +160,9 @@ func MaxCountBoundary(cells []Cell, tau float64) Boundary {
 	return best
 }
 
-// frequencies lists the distinct frequencies of positive-count cells.
-func frequencies(cells []Cell) []float64 {
+// Frequencies lists the distinct frequencies of the positive-count cells,
+// in increasing order (values within 1e-9 Hz are one frequency).
+func Frequencies(cells []Cell) []float64 {
 	var fs []float64
 	for _, c := range cells {
 		if c.N <= 0 || c.Trials == 0 || math.IsNaN(c.F) {
