@@ -89,6 +89,8 @@ type htmlPage struct {
 	Failures htmlTable
 	Failed   htmlTable
 	Cost     htmlTable
+	Paper1   htmlTable
+	PaperB   htmlTable
 	Notes    []string
 }
 
@@ -176,6 +178,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg.Table8 = r.table8()
 	pg.Failures, pg.Failed = r.failureTables()
 	pg.Cost = r.costTable()
+	pg.Paper1, pg.PaperB = r.paperTables()
 	pg.Notes = notes
 	return pg
 }
@@ -575,7 +578,7 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 <h1>{{.Title}}</h1>
 {{range .Meta}}<p class="meta">{{.}}</p>
 {{end}}
-<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}<a href="#cross">Cross-model</a><a href="#notes">Definitions</a></nav>
+<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#notes">Definitions</a></nav>
 
 <h3>Reliability envelopes</h3>
 {{range .Models}}<p class="envelope" id="env-{{.Anchor}}">{{.Envelope}}</p>
@@ -620,6 +623,10 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 {{end}}
 
 <h2 id="cross">Cross-model</h2>
+<h3>Against the paper</h3>
+<p class="note">The published Gemini 3.6 Flash results (low-frequency-trap, Table 1 Part A and the count boundaries of §4) beside this study. Where the reference perceiver is in the study, its rows are what the sampled frames allow a frame-by-frame observer; a model below them falls short of its evidence, not of its frames.</p>
+{{template "table" .Paper1}}
+{{template "table" .PaperB}}
 <h3>Table 2</h3>
 {{template "table" .Table2}}
 <h3>Table 8</h3>

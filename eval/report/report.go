@@ -382,6 +382,9 @@ type Report struct {
 	FailedTrials       []FailedTrial    `json:"failed_trials"`
 	Cost               []CostRow        `json:"cost"`
 	Figures            []Figure         `json:"figures"`
+	// PaperReference is the published Gemini 3.6 Flash numbers the
+	// study is shown beside (Table 1 Part A, the boundaries of §4).
+	PaperReference PaperComparison `json:"paper_reference"`
 }
 
 // scored is one successfully scored trial with its source.
@@ -533,6 +536,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 		}
 	}
 	r.planFigures()
+	r.PaperReference = r.paperComparison()
 	return r, nil
 }
 

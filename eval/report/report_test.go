@@ -732,3 +732,33 @@ func TestCountPhrase(t *testing.T) {
 		t.Errorf("no reliable region: %q", got)
 	}
 }
+
+// TestPaperReference: the published numbers are in summary.json exactly as
+// printed in the paper, and the HTML shows them beside the study.
+func TestPaperReference(t *testing.T) {
+	r, err := Build(DemoTrials(2), Options{Study: DemoStudy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := r.PaperReference
+	if len(pr.Table1A) != 3 || pr.Table1A[2].Domain != "state_machine" || pr.Table1A[2].EM != 37.1 || pr.Table1A[0].F1 != 36.6 || pr.Table1A[1].RFR != 0.3 {
+		t.Errorf("Table 1 Part A: %+v", pr.Table1A)
+	}
+	sm := pr.CountBoundary["state_machine"]
+	if len(sm) != 8 || sm[0].N != 12 || sm[1].N != 12 || sm[2].N != 2 || sm[7].Label != "< 1" {
+		t.Errorf("state machine boundaries: %+v", sm)
+	}
+	if bb := pr.CountBoundary["bounce_ball"]; bb[0].N != 10 || bb[1].Label != "< 1" {
+		t.Errorf("bounce ball boundaries: %+v", bb)
+	}
+	if len(pr.ComparedTo) == 0 {
+		t.Errorf("nothing compared")
+	}
+	var buf bytes.Buffer
+	if err := r.writeHTML(&buf, map[string][]byte{}); err != nil {
+		t.Fatal(err)
+	}
+	if html := buf.String(); !strings.Contains(html, "Against the paper") || !strings.Contains(html, "37.1") || !strings.Contains(html, PaperModel) {
+		t.Errorf("paper section missing from the page")
+	}
+}
