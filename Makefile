@@ -7,7 +7,7 @@ BIN := bin/tracegrid
 
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg chromium
+	libavfilter-dev libavdevice-dev ffmpeg chromium nodejs npm
 
 .PHONY: deps build test vet fmt bench demo clean
 
@@ -34,7 +34,7 @@ bench: build
 	bash scripts/bench.sh
 
 demo: deps build
-	./$(BIN) render --grid default --out out/default
+	./$(BIN) run --out out/run
 
 clean:
 	rm -rf bin out

@@ -66,7 +66,7 @@ func newRoot() *cobra.Command {
 		Version:       pipeline.ToolVersion(),
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd())
+	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd())
 	root.AddCommand(newBenchCmds()...)
 	return root
 }

@@ -1,0 +1,83 @@
+// Package perceiver is the reference perceiver: a classical (non-neural)
+// event detector behind the OpenAI chat-completions protocol. Like a model,
+// it reads only what a request holds — the text and the pixels of its
+// images or video — never traces, file names, clip ids or any hidden
+// field. Because it sees exactly the frames a sampling policy supplies, its
+// capability surface is what those frames allow, which separates sampling
+// limits from model limits (DESIGN.md, "The reference perceiver";
+// docs/perceiver.md has the details, the measured accuracy and the limits).
+//
+// # Reading a request
+//
+// ReadMessages turns chat messages into an Input: the question (system and
+// user text without frame labels) and the pictures in shown order. Each
+// image's time comes from the text part just before it, the frame label
+// of package chat ("Frame 3 of 96 at t = 0.500 s"); a video part is sampled
+// at Limits.VideoRate frames per second (t_j = j/rate) with libav (package
+// encode). Images must be base64 data URLs of PNG or JPEG pictures; any
+// other input is an *InputError. Analysis sorts the frames by their label
+// times, so shuffled frames give the same answer as ordered ones; frames
+// without any label are taken in shown order, and events are then placed
+// at frame positions instead of times.
+//
+// # What is asked
+//
+// InferDomain reads the question for the events it names (ball, wall,
+// bounce → bounce_ball; blink, light up, flash → blinking; transition,
+// highlight, state machine → state_machine; weighted keyword counts, a tie
+// or no match meaning unknown). An unknown question, or no frames, gets a
+// reply that says so and states no count. WantsLedger decides the format:
+// a question asking for timestamps, a list of every event, a running
+// count or step-by-step work gets one ledger line per event, "mm:ss.ss —
+// attribute — running count k", then "Final answer: \boxed{N}"; otherwise
+// (or when the question asks for the number only) one sentence ending in
+// \boxed{N}.
+//
+// # Image analysis
+//
+// Every frame is converted to 8-bit RGB. The background is the most common
+// colour of the first frame (it must cover at least half of it, or the
+// frames show no scene of these domains); a pixel is foreground when a
+// channel differs from it by more than 32.
+//
+// bounce_ball: the walls are the rows and columns that are foreground over
+// more than half the frame; their inner edges are located to a fraction of
+// a pixel from the wall's coverage of the rows next to them. The ball is
+// the largest blob inside the box; in every frame its centre is the
+// centroid of the pixels' projection onto the ball's colour (anti-aliased
+// edges count by coverage) and its radius follows from that blob's area. A
+// contact is a reversal of the centre's motion on one axis whose turning
+// frame is no farther from the wall (inner edge ∓ radius) than the ball
+// moves in one interval; a kink that reverses both axes is one contact, on
+// the wall its turning point is nearer to. Its time: where the frames
+// before and after show straight motion (frames collinear in the plane),
+// the meeting point of the incoming and outgoing lines (position against
+// time) — the contact time interpolated at constant speed; else the frame
+// where the ball touches the wall; else when the one known straight motion
+// reaches the wall. The attribute is the wall.
+//
+// blinking: the lamp is the largest shape in the first frame (an outline
+// when off, filled when on; its bounding box centres it either way). A
+// frame shows it on when more than half of a central disk (0.35 of its
+// half-size) is foreground. Each off→on change (and a first frame already
+// on) is a blink, at the time of the first frame showing it on.
+//
+// state_machine: the highlighted state is the largest solid, roughly round
+// blob (its pixels fill at least half its bounding box, which outlines,
+// arrows and text never do). Blob centres are grouped into node positions;
+// a change of position between consecutive frames is a transition at the
+// first frame showing the new one. Labels are read from the first frame in
+// which a node is highlighted (dark text on the fill) by template matching
+// against Go Regular glyphs of a capital letter with an optional digit, the
+// answer parser's label form, with sub-pixel box fitting; labels are given
+// only when every node reads differently, else the ledger numbers the
+// nodes by first highlight and states no labels.
+//
+// # Serving
+//
+// Handler serves the detector over HTTP: POST /v1/chat/completions, GET
+// /v1/models, OpenAI-style errors, bearer-token authentication, a body
+// limit, bounded concurrency with a bounded wait (429 and Retry-After
+// beyond it) and token usage counted as documented in usage.go. The
+// command `tracegrid serve` runs it.
+package perceiver
