@@ -37,9 +37,9 @@ const (
 
 func newRunCmd() *cobra.Command {
 	var (
-		out, grid string
-		seeds     int
-		verbose   bool
+		out, grid, specPath string
+		seeds               int
+		verbose             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--out DIR]",
@@ -53,7 +53,13 @@ Rerunning resumes: finished clips and trials are kept.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger(verbose)
 			ctx := cmd.Context()
-			spec, err := pipeline.BuiltinSpec(grid)
+			var spec pipeline.Spec
+			var err error
+			if specPath != "" {
+				spec, err = pipeline.LoadSpec(specPath)
+			} else {
+				spec, err = pipeline.BuiltinSpec(grid)
+			}
 			if err != nil {
 				return usageError{err}
 			}
@@ -138,6 +144,7 @@ Rerunning resumes: finished clips and trials are kept.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "out/run", "output directory")
 	cmd.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid to render and evaluate: default (39 clips) or paper (2,190)")
+	cmd.Flags().StringVar(&specPath, "spec", "", "render spec YAML instead of a built-in grid (docs/spec.md)")
 	cmd.Flags().IntVar(&seeds, "seeds", 0, "seeds per cell instead of the grid's (e.g. --grid paper --seeds 1: all 219 cells once)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "debug logging")
 	return cmd
