@@ -5,14 +5,25 @@ SHELL := /bin/bash
 export GOFLAGS := -tags=egl
 BIN := bin/tracegrid
 
+# Build and run: GL through EGL (Mesa's llvmpipe where there is no GPU
+# driver; libgl1-mesa-dri is only a Recommends, so it is named), libav and
+# the ffmpeg CLI (benchmark reference). Tests also need chromium (the report
+# screenshot) and Node with npm (the official OpenAI client talks to
+# `tracegrid serve`).
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg chromium nodejs npm
+	libavfilter-dev libavdevice-dev ffmpeg chromium
+# Node is taken as found when `npm` is on PATH (machines often carry a
+# NodeSource build whose nodejs conflicts with Debian's npm package);
+# otherwise Debian's nodejs and npm are installed.
+NODE_PACKAGES := nodejs npm
 
 .PHONY: deps build test vet fmt bench demo clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	command -v npm >/dev/null 2>&1 || missing="$$missing $(NODE_PACKAGES)"; \
+	missing=$$(echo $$missing); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (apt-get)"; exit 1; fi; \
