@@ -26,7 +26,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sum struct {
-		Totals struct{ Trials, Scored, Failed int }
+		Totals  struct{ Trials, Scored, Failed int }
 		Domains []struct {
 			Policy, Domain string
 			EM, F1         float64
