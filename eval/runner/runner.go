@@ -140,7 +140,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan trial)
+	// Repetitions of one (clip, condition, model) share their frames: a
+	// worker takes them as one group and renders the frames once.
+	jobs := make(chan []trial)
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
@@ -151,27 +153,27 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := range jobs {
-				if err := r.do(ctx, t); err != nil {
+			for g := range jobs {
+				if err := r.doGroup(ctx, g); err != nil {
 					fail(err)
 				}
 			}
 		}()
 	}
 feed:
-	for _, t := range todo {
-		if st.MaxUSD > 0 && r.cost() >= st.MaxUSD {
-			sum.StoppedByBudget = true
+	for _, g := range groups(todo) {
+		if r.overBudget() {
 			break
 		}
 		select {
-		case jobs <- t:
+		case jobs <- g:
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(jobs)
 	wg.Wait()
+	sum.StoppedByBudget = r.stopped
 	sum.Elapsed = time.Since(start)
 	switch {
 	case firstErr != nil:
@@ -239,6 +241,62 @@ type run struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	sum     *Summary
+	stopped bool // the spending cap stopped the run
+}
+
+// overBudget reports (and remembers) that the spend reached max_usd.
+func (r *run) overBudget() bool {
+	limit := r.opt.Study.MaxUSD
+	if limit <= 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sum.CostUSD >= limit {
+		r.stopped = true
+	}
+	return r.stopped
+}
+
+// groups splits the work into runs of trials that differ only in their
+// repetition (todo is ordered clip, condition, model, repetition).
+func groups(todo []trial) [][]trial {
+	var out [][]trial
+	for i, t := range todo {
+		if i > 0 {
+			p := todo[i-1]
+			if p.clip == t.clip && p.cond == t.cond && p.model == t.model {
+				out[len(out)-1] = append(out[len(out)-1], t)
+				continue
+			}
+		}
+		out = append(out, []trial{t})
+	}
+	return out
+}
+
+// prepared is a group's request input, built once.
+type prepared struct {
+	in    prompts.Input
+	plan  sampling.Plan
+	bytes int64
+	err   error
+}
+
+// doGroup renders the group's frames once and runs its trials in order,
+// stopping early at the spending cap or on cancellation.
+func (r *run) doGroup(ctx context.Context, g []trial) error {
+	var p prepared
+	p.in, p.plan, p.bytes, p.err = r.input(ctx, g[0], r.opt.Study.Models[g[0].model])
+	for i, t := range g {
+		if ctx.Err() != nil || (i > 0 && r.overBudget()) {
+			return nil
+		}
+		if err := r.do(ctx, t, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *run) cost() float64 {
@@ -274,13 +332,13 @@ func (r *run) report() {
 
 // do runs one trial and stores it. Only an error that stops the whole run
 // (the database, rendering) is returned; a failed request is stored.
-func (r *run) do(ctx context.Context, t trial) error {
+func (r *run) do(ctx context.Context, t trial, p prepared) error {
 	m := r.opt.Study.Models[t.model]
 	tmpl, err := r.opt.Prompts.Get(t.cond.Prompt)
 	if err != nil {
 		return err
 	}
-	in, plan, bytes, err := r.input(ctx, t, m)
+	in, plan, bytes, err := p.in, p.plan, p.bytes, p.err
 	rec := results.Trial{
 		Key: t.key, Domain: t.clip.tr.Domain, N: t.clip.tr.N, F: t.clip.tr.F, Seed: t.clip.tr.Seed, Trace: t.clip.raw,
 		FrameTimes: plan.Times(), Images: len(plan.Frames), ImageBytes: bytes,
