@@ -71,7 +71,10 @@ type Item struct {
 type DrawList struct {
 	Width, Height int
 	Background    RGBA
-	Items         []Item
+	// World, when set, is a 3D scene (world.go) drawn over the background
+	// and under the Items.
+	World *World
+	Items []Item
 }
 
 // Equal reports whether two draw lists produce the same picture.
@@ -80,6 +83,9 @@ func (d *DrawList) Equal(o *DrawList) bool {
 		return d == o
 	}
 	if d.Width != o.Width || d.Height != o.Height || d.Background != o.Background || len(d.Items) != len(o.Items) {
+		return false
+	}
+	if !d.World.Equal(o.World) {
 		return false
 	}
 	for i := range d.Items {

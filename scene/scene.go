@@ -32,9 +32,12 @@ import (
 
 // Params identify one clip.
 type Params struct {
-	Domain   string
-	N        int
-	F        float64 // Hz
+	Domain string
+	N      int
+	F      float64 // Hz; 0 for the objects domain, which has no events
+	// Class is the objects domain's "<shape>-<colour>" (e.g. "cube-red");
+	// empty for event domains.
+	Class    string
 	Seed     int
 	Duration float64 // seconds
 	FPS      int
@@ -72,7 +75,10 @@ var domains = map[string]domainInfo{
 	"state_machine": {eventType: "transition", build: newStateMachine},
 }
 
-// Domains lists the known domain names in a fixed order.
+// AllDomains lists every domain: the event domains, then objects.
+func AllDomains() []string { return append(Domains(), ObjectsDomain) }
+
+// Domains lists the event domains (low-frequency-trap) in a fixed order.
 func Domains() []string {
 	names := make([]string, 0, len(domains))
 	for n := range domains {
@@ -93,8 +99,12 @@ func FormatF(f float64) string {
 	return s
 }
 
-// ID is the clip id `<domain>_N<nn>_F<f.f>_s<seed>`, e.g. bounce_ball_N08_F1.5_s03.
+// ID is the clip id `<domain>_N<nn>_F<f.f>_s<seed>`, e.g. bounce_ball_N08_F1.5_s03,
+// or for the objects domain `objects_N<nn>_<shape>-<colour>_s<seed>`.
 func (p Params) ID() string {
+	if p.Domain == ObjectsDomain {
+		return fmt.Sprintf("%s_N%02d_%s_s%02d", p.Domain, p.N, p.Class, p.Seed)
+	}
 	return fmt.Sprintf("%s_N%02d_F%s_s%02d", p.Domain, p.N, FormatF(p.F), p.Seed)
 }
 
@@ -103,14 +113,22 @@ func (p Params) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, args...))
 	}
-	if _, ok := domains[p.Domain]; !ok {
-		return bad("unknown domain %q (known: %v)", p.Domain, Domains())
+	_, event := domains[p.Domain]
+	if !event && p.Domain != ObjectsDomain {
+		return bad("unknown domain %q (known: %v)", p.Domain, AllDomains())
 	}
-	if p.N < 0 || p.N > MaxN {
-		return bad("count N=%d out of range [0, %d]", p.N, MaxN)
-	}
-	if !(p.F > 0) || math.IsInf(p.F, 0) {
-		return bad("frequency F=%v must be positive", p.F)
+	if event {
+		if p.Class != "" {
+			return bad("class %q applies only to the %s domain", p.Class, ObjectsDomain)
+		}
+		if p.N < 0 || p.N > MaxN {
+			return bad("count N=%d out of range [0, %d]", p.N, MaxN)
+		}
+		if !(p.F > 0) || math.IsInf(p.F, 0) {
+			return bad("frequency F=%v must be positive", p.F)
+		}
+	} else if err := p.validateObjects(); err != nil {
+		return err
 	}
 	if p.Seed < 0 {
 		return bad("seed %d must be non-negative", p.Seed)
@@ -132,7 +150,7 @@ func (p Params) Validate() error {
 			return bad("%s %d is odd; yuv420p needs even sizes", d.name, d.v)
 		}
 	}
-	if p.N == 0 {
+	if p.N == 0 || !event {
 		return nil
 	}
 	if span := float64(p.N) / p.F; span > p.Duration+1e-9 {
@@ -161,6 +179,7 @@ type Clip struct {
 	end      float64
 	bg       RGBA
 	dom      domain
+	objects  *objectsScene // objects domain only
 }
 
 // New validates p and builds the clip.
@@ -169,6 +188,15 @@ func New(p Params) (*Clip, error) {
 		return nil, err
 	}
 	c := &Clip{P: p, nuisance: map[string]any{}}
+	if p.Domain == ObjectsDomain {
+		obj, err := newObjects(c)
+		if err != nil {
+			return nil, err
+		}
+		c.dom, c.objects = obj, obj
+		c.states = []string{""}
+		return c, nil
+	}
 	rng := seedRand(p.Domain, p.Seed)
 	// The start-delay fraction is the first draw, so it is the same for a
 	// seed in every cell; the delay itself scales with the room left.
@@ -250,6 +278,9 @@ func (c *Clip) StateInto(t float64, dl *DrawList) {
 	dl.Width, dl.Height = c.P.Width, c.P.Height
 	dl.Background = c.bg
 	dl.Items = dl.Items[:0]
+	if c.objects == nil {
+		dl.World = nil
+	}
 	c.dom.state(t, dl)
 }
 
@@ -260,7 +291,13 @@ func (c *Clip) Trace() *trace.Trace {
 		Schema: trace.Schema, ID: p.ID(), Domain: p.Domain, N: p.N, F: p.F, Seed: p.Seed,
 		Duration: p.Duration, FPS: p.FPS, Width: p.Width, Height: p.Height,
 		ActiveStart: c.start, ActiveEnd: c.end, InitialState: c.states[0],
-		Pulse: c.pulse, Nuisance: c.nuisance, Events: make([]trace.Event, p.N),
+		Pulse: c.pulse, Nuisance: c.nuisance, Events: make([]trace.Event, len(c.times)),
+	}
+	if c.objects != nil {
+		tr.Class = p.Class
+		o := c.objects.world
+		tr.Objects = &o
+		return tr
 	}
 	typ := domains[p.Domain].eventType
 	for i, t := range c.times {

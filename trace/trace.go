@@ -51,12 +51,20 @@ type Trace struct {
 	Pulse    float64        `json:"pulse,omitempty"`
 	Nuisance map[string]any `json:"nuisance"`
 	Events   []Event        `json:"events"`
+	// Class is the object class "<shape>-<colour>" of a static-object clip
+	// (domain objects); empty for event domains.
+	Class string `json:"class,omitempty"`
+	// Objects is the ground truth of a static-object clip (domain objects,
+	// CountVideoBench): there are no events, N is the number of objects and
+	// F is 0. Nil for event domains.
+	Objects *Objects `json:"objects,omitempty"`
 }
 
 // Validation errors a caller may test for.
 var (
-	ErrSchema = errors.New("trace: unknown schema")
-	ErrEvents = errors.New("trace: inconsistent events")
+	ErrSchema  = errors.New("trace: unknown schema")
+	ErrEvents  = errors.New("trace: inconsistent events")
+	ErrObjects = errors.New("trace: inconsistent objects")
 )
 
 // Validate checks the invariants every trace must hold: the schema, N equals
@@ -72,6 +80,9 @@ func (tr *Trace) Validate() error {
 	}
 	if tr.Duration <= 0 || tr.FPS <= 0 || tr.Width <= 0 || tr.Height <= 0 {
 		return fmt.Errorf("%w: duration, fps, width and height must be positive", ErrEvents)
+	}
+	if tr.Objects != nil || tr.Class != "" {
+		return tr.validateObjects()
 	}
 	if tr.F <= 0 {
 		return fmt.Errorf("%w: f must be positive, got %v", ErrEvents, tr.F)
