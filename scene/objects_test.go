@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/tracegrid/tracegrid/trace"
 )
 
 func objectsParams(n int, class string, seed int) Params {
@@ -19,7 +21,7 @@ func TestObjectsGridLeaveStats(t *testing.T) {
 	if len(CountVideoBenchCounts) != 26 || len(ObjectClasses()) != 10 {
 		t.Fatalf("grid has %d cardinalities and %d classes, want 26 and 10", len(CountVideoBenchCounts), len(ObjectClasses()))
 	}
-	clips, withLeft, left := 0, 0, 0
+	var trs []*trace.Trace
 	for _, n := range CountVideoBenchCounts {
 		for _, class := range ObjectClasses() {
 			for seed := range CountVideoBenchSeeds {
@@ -31,17 +33,14 @@ func TestObjectsGridLeaveStats(t *testing.T) {
 				if err := tr.Validate(); err != nil {
 					t.Fatalf("%s: %v", tr.ID, err)
 				}
-				clips++
-				if l := len(tr.Objects.LeftView); l > 0 {
-					withLeft++
-					left += l
-				}
+				trs = append(trs, tr)
 			}
 		}
 	}
-	share, mean := 100*float64(withLeft)/float64(clips), float64(left)/float64(clips)
-	t.Logf("%d clips: %.1f%% have an object leaving the view (paper 83.0%%), %.2f leave on average (paper 3.29)", clips, share, mean)
-	if clips != 2600 || math.Abs(share-83.0) > 3 || math.Abs(mean-3.29) > 0.3 {
+	v := trace.SummarizeViews(trs)
+	share, mean := 100*v.Share, v.MeanLeaving
+	t.Logf("%d clips: %.1f%% have an object leaving the view (paper 83.0%%), %.2f leave on average (paper 3.29)", v.Clips, share, mean)
+	if v.Clips != 2600 || math.Abs(share-83.0) > 3 || math.Abs(mean-3.29) > 0.3 {
 		t.Errorf("grid statistics %.1f%% / %.2f are off the paper's 83.0%% / 3.29", share, mean)
 	}
 }

@@ -181,3 +181,43 @@ func (tr *Trace) validateObjects() error {
 	}
 	return nil
 }
+
+// ViewStats summarizes how often objects leave the view across clips
+// (CountVideoBench §4.3 reports 83.0 % and 3.29 for its grid).
+type ViewStats struct {
+	Clips int `json:"clips"`
+	// WithLeaving counts clips in which some object leaves the view.
+	WithLeaving int `json:"with_leaving"`
+	// Share is WithLeaving/Clips.
+	Share float64 `json:"share"`
+	// MeanLeaving is the mean number of objects per clip that leave.
+	MeanLeaving float64 `json:"mean_leaving"`
+}
+
+// Paper values of CountVideoBench §4.3 for ViewStats.
+const (
+	PaperShareLeaving = 0.830
+	PaperMeanLeaving  = 3.29
+)
+
+// SummarizeViews computes ViewStats over the objects traces among trs
+// (others are skipped; pass each clip once).
+func SummarizeViews(trs []*Trace) ViewStats {
+	var v ViewStats
+	left := 0
+	for _, tr := range trs {
+		if tr == nil || tr.Objects == nil {
+			continue
+		}
+		v.Clips++
+		if l := len(tr.Objects.LeftView); l > 0 {
+			v.WithLeaving++
+			left += l
+		}
+	}
+	if v.Clips > 0 {
+		v.Share = float64(v.WithLeaving) / float64(v.Clips)
+		v.MeanLeaving = float64(left) / float64(v.Clips)
+	}
+	return v
+}

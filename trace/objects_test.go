@@ -59,3 +59,18 @@ func TestCameraPathAt(t *testing.T) {
 		}
 	}
 }
+
+func TestSummarizeViews(t *testing.T) {
+	a, b := objectsTrace(), objectsTrace()
+	b.Objects.LeftView = []int{}
+	c := objectsTrace()
+	c.Objects.LeftView = []int{0, 1}
+	ev := &Trace{} // not an objects trace: skipped
+	v := SummarizeViews([]*Trace{a, b, c, ev, nil})
+	if v.Clips != 3 || v.WithLeaving != 2 || math.Abs(v.Share-2.0/3) > 1e-12 || v.MeanLeaving != 1 {
+		t.Fatalf("got %+v, want 3 clips, 2 with leaving, share 2/3, mean (1+0+2)/3 = 1", v)
+	}
+	if z := SummarizeViews(nil); z != (ViewStats{}) {
+		t.Fatalf("empty: %+v", z)
+	}
+}
