@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +24,13 @@ type Frame struct {
 
 // Input is what one trial shows the model: frames, or the native video.
 type Input struct {
-	// Domain selects the question: bounce_ball, blinking, state_machine or
-	// natural.
+	// Domain selects the question: bounce_ball, blinking, state_machine,
+	// natural or objects.
 	Domain string
+	// Class is the objects domain's "<shape>-<colour>" (trace.Trace.Class,
+	// e.g. "cube-red"), which the question names; required for objects and
+	// an error for every other domain.
+	Class string
 	// Duration of the clip in seconds.
 	Duration float64
 	// Frames in the order shown; empty with VideoURL (and for a policy
@@ -44,9 +46,9 @@ type Input struct {
 
 // data checks in and makes the template data.
 func (in Input) data() (Data, error) {
-	q, ok := Questions()[in.Domain]
-	if !ok {
-		return Data{}, fmt.Errorf("prompts: unknown domain %q (known: %s)", in.Domain, strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
+	q, err := QuestionFor(in.Domain, in.Class)
+	if err != nil {
+		return Data{}, err
 	}
 	if !(in.Duration > 0) || math.IsInf(in.Duration, 0) {
 		return Data{}, fmt.Errorf("prompts: duration %v s is not a positive number", in.Duration)

@@ -10,16 +10,19 @@
 //
 // Built-ins: the synthetic-domain conditions of low-frequency-trap §6 —
 // direct, structured_trace, multi_turn_verification, thinking,
-// role_prompting — and the natural-video conditions of §7 — zero_shot,
+// role_prompting — the natural-video conditions of §7 — zero_shot,
 // natural_direct (the paper's natural "direct"; the name direct is taken
-// by the synthetic one) and cot. Every template works with every domain:
-// the question comes from the clip's domain (Questions), and Family only
-// groups templates (listing, default output-token estimates).
+// by the synthetic one) and cot — and CountVideoBench's single prompt,
+// countvideobench (§5.1: the question alone). Every template works with
+// every domain: the question comes from the clip's domain (Questions) and,
+// for the objects domain, its class (QuestionFor); Family only groups
+// templates (listing, default output-token estimates).
 //
-// Every built-in asks for the final count as \boxed{N}, the first rule of
-// package parse; structured_trace and multi_turn_verification ask for one
-// ledger line per event, "mm:ss.s — <attribute> — running count k", whose
-// times and attributes package parse reads. Times refer to the frame
+// Every built-in but countvideobench (the benchmark's bare question) asks
+// for the final count as \boxed{N}, the first rule of package parse;
+// structured_trace and multi_turn_verification ask for one ledger line per
+// event, "mm:ss.s — <attribute> — running count k", whose times and
+// attributes package parse reads. Times refer to the frame
 // labels (chat.FrameLabel, placed before every image) or, for a native
 // video, to the time since the video's start.
 package prompts
@@ -39,13 +42,22 @@ import (
 	"text/template"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tracegrid/tracegrid/trace"
 )
 
 // Families of templates.
 const (
 	FamilySynthetic = "synthetic" // the rendered domains: bounce_ball, blinking, state_machine
 	FamilyNatural   = "natural"   // natural videos: repetition counting
+	// FamilyObjects holds the static-object counting prompts of
+	// CountVideoBench (domain objects), whose protocol sends the question
+	// alone.
+	FamilyObjects = "objects"
 )
+
+// families lists the valid Template.Family values.
+var families = []string{FamilySynthetic, FamilyNatural, FamilyObjects}
 
 // Template is one prompt condition. System, User and FollowUp are Go
 // text/template text executed with Data; the rendered text is trimmed of
@@ -61,14 +73,14 @@ type Template struct {
 	// FollowUp is the second user turn, sent after the model's first
 	// reply (multi_turn_verification); empty for single-turn templates.
 	FollowUp string `yaml:"follow_up,omitempty" json:"follow_up,omitempty"`
-	// Family is "synthetic" or "natural".
+	// Family is "synthetic", "natural" or "objects".
 	Family string `yaml:"family" json:"family"`
 }
 
 // Data is what a template's text can use.
 //
-//	{{.Question}}   the domain's question (Questions()[domain].Text)
-//	{{.Domain}}     the domain: bounce_ball, blinking, state_machine, natural
+//	{{.Question}}   the clip's question (QuestionFor(domain, class).Text)
+//	{{.Domain}}     the domain: bounce_ball, blinking, state_machine, natural, objects
 //	{{.EventNoun}}  what one event is called, singular ("wall contact")
 //	{{.Attributes}} what to state per event ("the wall it touches: …")
 //	{{.Duration}}   the clip's length in seconds (24 prints as 24, 7.5 as 7.5)
@@ -101,12 +113,18 @@ const (
 	DomainBlinking     = "blinking"
 	DomainStateMachine = "state_machine"
 	DomainNatural      = "natural"
+	// DomainObjects is CountVideoBench's static-object counting: the
+	// question names the clip's class, so Input.Class is required.
+	DomainObjects = "objects"
 )
 
 // Questions returns the built-in question of each domain (a new map on
 // every call). The synthetic questions describe the scene in one clause
 // (docs/scenes.md) and ask for the count of its events; "natural" is the
 // repetition-counting question of natural videos (low-frequency-trap §7).
+// The objects entry is the question of one sample class (cube-red, "How
+// many red cubes are in this video?"): its text depends on the clip's
+// class, so use QuestionFor to ask about a clip.
 func Questions() map[string]Question {
 	return map[string]Question{
 		DomainBounceBall: {
@@ -129,7 +147,58 @@ func Questions() map[string]Question {
 			EventNoun:  "repetition",
 			Attributes: "a few words on what is done",
 		},
+		DomainObjects: objectsQuestion(sampleClass),
 	}
+}
+
+// sampleClass is the class Questions and Check use for the objects domain.
+const sampleClass = "cube-red"
+
+// objectsQuestion is CountVideoBench's question for a valid class (§5.1:
+// "How many [color] [shape]s are in this video?"). A ledger lists each
+// object once, at the time it is first seen.
+func objectsQuestion(class string) Question {
+	shape, color, _ := strings.Cut(class, "-")
+	return Question{
+		Text:       "How many " + color + " " + shape + "s are in this video?",
+		EventNoun:  "object",
+		Attributes: "where it is in the frame where you first see it (e.g. front left)",
+	}
+}
+
+// CheckClass reports whether class is an objects class "<shape>-<colour>"
+// (shapes and colours of trace.ObjectShapes and trace.ObjectColors).
+func CheckClass(class string) error {
+	shape, color, ok := strings.Cut(class, "-")
+	if !ok || !slices.Contains(trace.ObjectShapes, shape) || !slices.Contains(trace.ObjectColors, color) {
+		return fmt.Errorf("prompts: unknown object class %q (want <shape>-<colour>, shape %s, colour %s)",
+			class, strings.Join(trace.ObjectShapes, "|"), strings.Join(trace.ObjectColors, "|"))
+	}
+	return nil
+}
+
+// QuestionFor is the question of one clip: the domain's, or for the
+// objects domain the question of its class ("cube-red" → "How many red
+// cubes are in this video?"). The class is required for objects and
+// refused for every other domain, whose question does not depend on it.
+func QuestionFor(domain, class string) (Question, error) {
+	if domain == DomainObjects {
+		if class == "" {
+			return Question{}, fmt.Errorf("prompts: domain %s needs the clip's object class (e.g. %s)", DomainObjects, sampleClass)
+		}
+		if err := CheckClass(class); err != nil {
+			return Question{}, err
+		}
+		return objectsQuestion(class), nil
+	}
+	q, ok := Questions()[domain]
+	if !ok {
+		return Question{}, fmt.Errorf("prompts: unknown domain %q (known: %s)", domain, strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
+	}
+	if class != "" {
+		return Question{}, fmt.Errorf("prompts: class %q given for domain %s; only the %s domain has classes", class, domain, DomainObjects)
+	}
+	return q, nil
 }
 
 //go:embed builtin.yaml
@@ -267,15 +336,15 @@ func decode(b []byte, base map[string]Template) (map[string]Template, error) {
 
 // Check reports whether the template is usable: a valid name and family,
 // non-empty user text, and text that parses and executes for every domain
-// with both frames and a native video (so a misspelt field such as
+// (objects with a sample class) with both frames and a native video (so a misspelt field such as
 // {{.Qestion}} is found when the file is loaded, not mid-run). Errors name
 // the template and the part.
 func (t Template) Check() error {
 	if !namePattern.MatchString(t.Name) {
 		return fmt.Errorf("prompts: template name %q: use letters, digits, '_', '.', '+', '-'", t.Name)
 	}
-	if t.Family != FamilySynthetic && t.Family != FamilyNatural {
-		return fmt.Errorf("prompts: template %q: family %q (want %s or %s)", t.Name, t.Family, FamilySynthetic, FamilyNatural)
+	if !slices.Contains(families, t.Family) {
+		return fmt.Errorf("prompts: template %q: family %q (want %s)", t.Name, t.Family, strings.Join(families, ", "))
 	}
 	if strings.TrimSpace(t.User) == "" {
 		return fmt.Errorf("prompts: template %q: user text is empty", t.Name)

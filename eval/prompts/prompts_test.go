@@ -13,7 +13,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/parse"
 )
 
-var allNames = []string{"cot", "direct", "multi_turn_verification", "natural_direct", "role_prompting", "structured_trace", "thinking", "zero_shot"}
+var allNames = []string{"cot", "countvideobench", "direct", "multi_turn_verification", "natural_direct", "role_prompting", "structured_trace", "thinking", "zero_shot"}
 
 func TestBuiltinNamesAndFamilies(t *testing.T) {
 	if _, err := builtins(); err != nil {
@@ -39,6 +39,9 @@ func TestBuiltinNamesAndFamilies(t *testing.T) {
 		if natural[name] {
 			want = FamilyNatural
 		}
+		if name == "countvideobench" {
+			want = FamilyObjects
+		}
 		if tm.Family != want || tm.Name != name {
 			t.Errorf("%s: name %q family %q, want family %s", name, tm.Name, tm.Family, want)
 		}
@@ -61,12 +64,12 @@ func TestBuiltinNamesAndFamilies(t *testing.T) {
 
 func TestQuestions(t *testing.T) {
 	q := Questions()
-	for _, d := range []string{DomainBounceBall, DomainBlinking, DomainStateMachine, DomainNatural} {
+	for _, d := range []string{DomainBounceBall, DomainBlinking, DomainStateMachine, DomainNatural, DomainObjects} {
 		if q[d].Text == "" || q[d].EventNoun == "" || q[d].Attributes == "" || !strings.HasSuffix(q[d].Text, "?") {
 			t.Errorf("%s: %+v", d, q[d])
 		}
 	}
-	if len(q) != 4 {
+	if len(q) != 5 {
 		t.Errorf("%d questions", len(q))
 	}
 	if !strings.Contains(q[DomainNatural].Text, "repeated") {
@@ -95,6 +98,9 @@ func TestBuildEveryTemplateAndDomain(t *testing.T) {
 		for dom, q := range Questions() {
 			frames := shuffledFrames(7, uint64(len(name)+len(dom)))
 			in := Input{Domain: dom, Duration: 24, Frames: frames, Detail: "low"}
+			if dom == DomainObjects {
+				in.Class = "cube-red"
+			}
 			msgs, err := tm.Build(in)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", name, dom, err)
@@ -114,7 +120,15 @@ func TestBuildEveryTemplateAndDomain(t *testing.T) {
 				t.Fatalf("%s/%s: user message role %s with %d parts", name, dom, u.Role, len(u.Parts))
 			}
 			text := u.Parts[0].Text
-			for _, want := range []string{q.Text, `\boxed{N}`, "24-second video", "7 images", "time t in seconds"} {
+			wants := []string{q.Text, `\boxed{N}`, "24-second video", "7 images", "time t in seconds"}
+			if name == "countvideobench" {
+				// CountVideoBench's protocol: the question and nothing else.
+				wants = nil
+				if text != q.Text {
+					t.Errorf("%s/%s: text %q, want the question alone %q", name, dom, text, q.Text)
+				}
+			}
+			for _, want := range wants {
 				if !strings.Contains(text, want) {
 					t.Errorf("%s/%s: instructions lack %q:\n%s", name, dom, want, text)
 				}
@@ -168,7 +182,12 @@ func TestBuildErrors(t *testing.T) {
 		in   Input
 		want string
 	}{
-		{Input{Domain: "juggling", Duration: 24}, `unknown domain "juggling" (known: blinking, bounce_ball, natural, state_machine)`},
+		{Input{Domain: "juggling", Duration: 24}, `unknown domain "juggling" (known: blinking, bounce_ball, natural, objects, state_machine)`},
+		{Input{Domain: DomainObjects, Duration: 5}, "domain objects needs the clip's object class (e.g. cube-red)"},
+		{Input{Domain: DomainObjects, Class: "cube-orange", Duration: 5}, `unknown object class "cube-orange" (want <shape>-<colour>, shape cube|sphere, colour red|blue|green|yellow|purple)`},
+		{Input{Domain: DomainObjects, Class: "pyramid-red", Duration: 5}, `unknown object class "pyramid-red"`},
+		{Input{Domain: DomainObjects, Class: "red cube", Duration: 5}, `unknown object class "red cube"`},
+		{Input{Domain: DomainBlinking, Class: "cube-red", Duration: 24}, `class "cube-red" given for domain blinking; only the objects domain has classes`},
 		{Input{Domain: DomainBlinking}, "duration 0 s is not a positive number"},
 		{Input{Domain: DomainBlinking, Duration: math.Inf(1)}, "duration +Inf s is not a positive number"},
 		{Input{Domain: DomainBlinking, Duration: 24, VideoURL: "data:video/mp4;base64,AA", Frames: []Frame{ok}}, "both a video and 1 frames given"},
@@ -225,6 +244,7 @@ func TestLedgerFormatParses(t *testing.T) {
 		DomainBlinking:     {"on", "on", "on"},
 		DomainStateMachine: {"A → C", "C → B", "B → A"},
 		DomainNatural:      {"squat", "squat", "squat"},
+		DomainObjects:      {"front left", "centre", "back right"},
 	}
 	key := map[string]string{DomainBounceBall: "wall", DomainBlinking: "phase", DomainStateMachine: "to"}
 	wantAttr := map[string][]string{DomainBounceBall: {"left", "top", "right"}, DomainBlinking: {"on", "on", "on"}, DomainStateMachine: {"C", "B", "A"}}
@@ -232,7 +252,11 @@ func TestLedgerFormatParses(t *testing.T) {
 	for _, name := range []string{"structured_trace", "multi_turn_verification"} {
 		tm, _ := Default().Get(name)
 		for dom := range attr {
-			msgs, err := tm.Build(Input{Domain: dom, Duration: 24, Frames: shuffledFrames(4, 2)})
+			in := Input{Domain: dom, Duration: 24, Frames: shuffledFrames(4, 2)}
+			if dom == DomainObjects {
+				in.Class = "sphere-blue"
+			}
+			msgs, err := tm.Build(in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,6 +279,9 @@ func TestLedgerFormatParses(t *testing.T) {
 			res := parse.Parse(reply.String(), dom)
 			if res.Count == nil || *res.Count != 3 || res.CountSource != parse.SourceBoxed {
 				t.Errorf("%s/%s: count %v (%s) from\n%s", name, dom, res.Count, res.CountSource, reply.String())
+			}
+			if dom == DomainObjects {
+				continue // scored on the count alone (package score)
 			}
 			if len(res.Events) != 3 {
 				t.Fatalf("%s/%s: %d events from\n%s", name, dom, len(res.Events), reply.String())
@@ -301,7 +328,7 @@ my_ledger:
 	if !slices.Equal(s.Overridden(), []string{"direct"}) {
 		t.Errorf("overridden %v", s.Overridden())
 	}
-	if got := s.Names(); len(got) != 9 || !slices.Contains(got, "my_ledger") {
+	if got := s.Names(); len(got) != len(allNames)+1 || !slices.Contains(got, "my_ledger") {
 		t.Errorf("names %v", got)
 	}
 	m, _ := s.Get("my_ledger")
@@ -331,7 +358,7 @@ func TestBadTemplates(t *testing.T) {
 		{"sys:\n  user: x\n  system: \"{{end}}\"\n", `template "sys" system:`},
 		{"empty:\n  family: natural\n", `template "empty": user text is empty`},
 		{"blank:\n  user: \"{{if false}}x{{end}}\"\n", `template "blank": user text renders empty for domain blinking`},
-		{"fam:\n  user: x\n  family: cartoon\n", `template "fam": family "cartoon" (want synthetic or natural)`},
+		{"fam:\n  user: x\n  family: cartoon\n", `template "fam": family "cartoon" (want synthetic, natural, objects)`},
 		{"has space:\n  user: x\n", `template name "has space"`},
 		{"x:\n  user: x\n  sytem: y\n", "field sytem not found"},
 		{"- a\n- b\n", "cannot unmarshal"},
@@ -432,5 +459,115 @@ func TestHash(t *testing.T) {
 	sys := []chat.Message{{Role: "system", Parts: []chat.Part{chat.Text("ab"), chat.Text("c")}}}
 	if Hash(a) == Hash(b) || Hash(a) == Hash(sys) || Hash(nil) == Hash(a) {
 		t.Errorf("hash encoding is ambiguous")
+	}
+}
+
+// TestObjectsQuestion: CountVideoBench's question for every class, word
+// for word (§5.1: "How many [color] [shape]s are in this video?").
+func TestObjectsQuestion(t *testing.T) {
+	for class, want := range map[string]string{
+		"cube-red":      "How many red cubes are in this video?",
+		"cube-blue":     "How many blue cubes are in this video?",
+		"sphere-green":  "How many green spheres are in this video?",
+		"sphere-yellow": "How many yellow spheres are in this video?",
+		"sphere-purple": "How many purple spheres are in this video?",
+	} {
+		q, err := QuestionFor(DomainObjects, class)
+		if err != nil || q.Text != want || q.EventNoun != "object" || q.Attributes == "" {
+			t.Errorf("%s: %+v, %v; want %q", class, q, err, want)
+		}
+	}
+	if Questions()[DomainObjects].Text != "How many red cubes are in this video?" {
+		t.Errorf("sample objects question %q", Questions()[DomainObjects].Text)
+	}
+	if q, err := QuestionFor(DomainBlinking, ""); err != nil || q != Questions()[DomainBlinking] {
+		t.Errorf("blinking: %+v %v", q, err)
+	}
+	if err := CheckClass("sphere-blue"); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"", "cube", "-red", "cube-", "Cube-red", "cube-red-x", "cube_red"} {
+		if err := CheckClass(bad); err == nil {
+			t.Errorf("class %q accepted", bad)
+		}
+	}
+}
+
+// TestCountVideoBenchRequest: the countvideobench prompt on ten uniform
+// frames of a 5 s objects clip sends the question, then a label and an
+// image per frame, nothing else; the class changes the hash.
+func TestCountVideoBenchRequest(t *testing.T) {
+	tm, err := Default().Get("countvideobench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.Family != FamilyObjects || tm.System != "" || tm.Turns() != 1 {
+		t.Fatalf("countvideobench: %+v", tm)
+	}
+	var frames []Frame
+	for j := range 10 {
+		frames = append(frames, Frame{Position: j, T: float64(j) * 0.5, DataURL: "data:image/jpeg;base64,AAAA"})
+	}
+	in := Input{Domain: DomainObjects, Class: "sphere-yellow", Duration: 5, Frames: frames}
+	msgs, err := tm.Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Role != chat.RoleUser || len(msgs[0].Parts) != 21 {
+		t.Fatalf("request %+v", msgs)
+	}
+	p := msgs[0].Parts
+	if p[0].Text != "How many yellow spheres are in this video?" {
+		t.Errorf("text %q", p[0].Text)
+	}
+	if p[1].Text != chat.FrameLabel(0, 10, 0) || p[19].Text != chat.FrameLabel(9, 10, 4.5) || p[20].Type != chat.TypeImage {
+		t.Errorf("frame parts %q … %q", p[1].Text, p[19].Text)
+	}
+	other := in
+	other.Class = "sphere-green"
+	msgs2, err := tm.Build(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Hash(msgs) == Hash(msgs2) {
+		t.Errorf("hash insensitive to the class")
+	}
+	// Every other template asks the objects question too.
+	for _, name := range Default().Names() {
+		tm, _ := Default().Get(name)
+		msgs, err := tm.Build(in)
+		if err != nil || !strings.Contains(msgs[len(msgs)-1].Parts[0].Text, "How many yellow spheres are in this video?") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if fu, ok := tm.FollowUpMessage(in); ok != (tm.Turns() == 2) || ok && !strings.Contains(fu.Parts[0].Text, "object") {
+			t.Errorf("%s: follow-up %+v %v", name, fu, ok)
+		}
+	}
+	if _, ok := tm.FollowUpMessage(Input{Domain: DomainObjects, Duration: 5}); ok {
+		t.Errorf("follow-up without a class")
+	}
+}
+
+// TestCountVideoBenchReplies: the free-form sentences CVB reports
+// ("Responses are typically short natural-language sentences containing
+// the predicted count", §5.1) parse to the count; refusals and "many"
+// are non-responses (nil).
+func TestCountVideoBenchReplies(t *testing.T) {
+	for reply, want := range map[string]int{
+		"There are 12 red cubes in this video.":               12,
+		"I count twenty-one yellow spheres.":                  21,
+		"There are 7 red cubes visible across the 10 frames.": 7,
+		"**Answer:** 38": 38,
+		"Based on the frames, the video shows 49 purple spheres in total.": 49,
+	} {
+		res := parse.Parse(reply, DomainObjects)
+		if res.Count == nil || *res.Count != want {
+			t.Errorf("%q: count %v, want %d", reply, res.Count, want)
+		}
+	}
+	for _, reply := range []string{"There are many red cubes in this video.", "I'm sorry, I cannot determine how many spheres there are."} {
+		if res := parse.Parse(reply, DomainObjects); res.Count != nil {
+			t.Errorf("%q: count %d, want none", reply, *res.Count)
+		}
 	}
 }

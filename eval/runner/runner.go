@@ -344,13 +344,14 @@ func (r *run) do(ctx context.Context, t trial, p prepared) error {
 		FrameTimes: plan.Times(), Images: len(plan.Frames), ImageBytes: bytes,
 	}
 	if err != nil {
-		var le limitError
-		if !errors.As(err, &le) {
+		var ne notSentError
+		if !errors.As(err, &ne) {
 			return err
 		}
 		// The policy asks for more images than the model takes and the
-		// model refuses thinning: recorded, not sent.
-		rec.Error, rec.ErrorKind, rec.FinishedAt = err.Error(), "invalid_request", time.Now().UTC()
+		// model refuses thinning, or cannot sample this clip at all:
+		// recorded as a permanent failure, not sent.
+		rec.Error, rec.ErrorKind, rec.FinishedAt = err.Error(), results.KindInvalidRequest, time.Now().UTC()
 		return r.store(ctx, rec)
 	}
 	msgs, err := tmpl.Build(in)
@@ -420,16 +421,25 @@ func (r *run) store(ctx context.Context, rec results.Trial) error {
 	return nil
 }
 
-type limitError struct{ error }
+// notSentError is a trial the runner records as failed without sending
+// it: its plan exceeds the model's max_images under limit_mode refuse, or
+// its policy cannot sample the clip (keyframes on an objects clip).
+type notSentError struct{ error }
 
 // input renders the condition's frames for the model (or attaches the
 // clip's video for native input to a video-capable model).
 func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input, sampling.Plan, int64, error) {
 	c := t.clip
-	in := prompts.Input{Domain: c.tr.Domain, Duration: c.clip.P.Duration, Detail: m.Detail}
+	in := prompts.Input{Domain: c.tr.Domain, Class: c.tr.Class, Duration: c.clip.P.Duration, Detail: m.Detail}
 	pol, err := sampling.Parse(t.cond.Policy)
 	if err != nil {
 		return in, sampling.Plan{}, 0, err
+	}
+	if c.tr.IsObjects() && study.EventPolicy(pol) {
+		// Keyframes centre frames on true events, and a static-object clip
+		// has none: it would show no frames while asking for N objects.
+		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notSentError{fmt.Errorf(
+			"policy %s places frames at the true events, and objects clip %s has none (CountVideoBench samples uniform:10)", pol, c.clip.P.ID())}
 	}
 	if m.Video.Supported && isNative(t.cond.Policy) {
 		b, err := os.ReadFile(c.video)
@@ -447,7 +457,7 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 	}
 	capped, err := sampling.ApplyLimit(plan, m.MaxImages, m.LimitMode)
 	if err != nil {
-		return in, plan, 0, limitError{err}
+		return in, plan, 0, notSentError{err}
 	}
 	format, err := encode.ParseImageFormat(orDefault(m.ImageFormat, "jpg"))
 	if err != nil {

@@ -29,6 +29,17 @@
 // accuracy; their R, F1 and VOR are set to 0 (undefined in the paper) and
 // never averaged.
 //
+// # Static-object clips (CVB §4–§5)
+//
+// A trace with IsObjects() (domain objects: N static objects, F = 0, no
+// events) is scored on the count alone: Correct = I[ŷ = N], CountOnly is
+// set, M is the number of reported events (a ledger of objects, if the
+// prompt asked for one), and K, P, R, F1, VOR, the pairs and the taxonomy
+// are 0. It is never Eligible, so it enters EM but no trace ratio, ACR,
+// RFR or Totals, and the tolerance (validated, but rate-relative δ needs
+// F > 0) is not applied. An unparseable answer (Count nil) is incorrect
+// and, in CountDistribution, a non-response (Coverage).
+//
 // # Taxonomy (LFT Table 7, C.16)
 //
 // Matched = K, Missed = N − K, Hallucinated = M − K: a misidentified event

@@ -51,10 +51,16 @@ type TrialScore struct {
 	Recall    float64 `json:"recall"`
 	F1        float64 `json:"f1"`
 	VOR       float64 `json:"vor"`
-	// Eligible is N > 0: only such trials enter trace ratios, ACR and RFR;
-	// N = 0 controls count only in final-answer accuracy (§3.1).
-	Eligible  bool    `json:"eligible"`
-	Tolerance float64 `json:"tolerance"` // δ used, seconds
+	// Eligible is N > 0 on an event clip: only such trials enter trace
+	// ratios, ACR and RFR; N = 0 controls and static-object clips count
+	// only in final-answer accuracy (§3.1).
+	Eligible bool `json:"eligible"`
+	// CountOnly marks a static-object clip (trace.IsObjects, CountVideoBench):
+	// it has no events, so only Count and Correct are scored; M is the
+	// number of reported events, K and every ratio are 0, and there are no
+	// pairs and no taxonomy.
+	CountOnly bool    `json:"count_only,omitempty"`
+	Tolerance float64 `json:"tolerance"` // δ used, seconds; 0 for CountOnly
 	Pairs     []Pair  `json:"pairs"`
 	// Displaced are the order-aligned pairs outside the window behind
 	// Classes.Displaced (order alignment: see the package doc).
@@ -78,15 +84,22 @@ func (s TrialScore) ReasoningFailure() bool { return s.Eligible && !s.Correct &&
 // trace's events are not strictly increasing finite times or disagree with
 // N, when the tolerance is unusable for the clip, or when a report time is
 // not finite (a parser bug, better surfaced than silently unmatched).
+//
+// A static-object clip (tr.IsObjects()) has no events and F = 0: it is
+// scored on the count alone (CountOnly, never Eligible), so a
+// rate-relative tolerance, which needs F > 0, does not apply to it.
 func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (TrialScore, error) {
 	if tr == nil {
 		return TrialScore{}, fmt.Errorf("%w: nil trace", ErrTrace)
 	}
-	if err := checkEvents(tr); err != nil {
-		return TrialScore{}, err
-	}
 	if err := tol.validate(); err != nil {
 		return TrialScore{}, fmt.Errorf("trace %s: %w", tr.ID, err)
+	}
+	if tr.IsObjects() {
+		return scoreObjects(tr, count, reported)
+	}
+	if err := checkEvents(tr); err != nil {
+		return TrialScore{}, err
 	}
 	delta := tol.Delta(tr.F)
 	if tol.RateRelative && delta == 0 {
@@ -132,6 +145,23 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 	}
 	s.Classes.WrongAccumulation = s.ReasoningFailure()
 	return s, nil
+}
+
+// scoreObjects scores a static-object clip: Correct = I[ŷ = N], nothing
+// else (CountVideoBench §5.2 scores the count; the trace has no events to
+// align). The reports are only counted (M), after the same finiteness
+// check as event clips.
+func scoreObjects(tr *trace.Trace, count *int, reported []Report) (TrialScore, error) {
+	if len(tr.Events) != 0 || tr.N < 1 || tr.N != len(tr.Objects.Items) {
+		return TrialScore{}, fmt.Errorf("%w: trace %s: a static-object clip needs n ≥ 1 objects and no events, got n=%d, %d objects, %d events",
+			ErrTrace, tr.ID, tr.N, len(tr.Objects.Items), len(tr.Events))
+	}
+	for j, r := range reported {
+		if math.IsNaN(r.T) || math.IsInf(r.T, 0) {
+			return TrialScore{}, fmt.Errorf("%w: trace %s: report %d has non-finite time %v", ErrReport, tr.ID, j, r.T)
+		}
+	}
+	return TrialScore{N: tr.N, M: len(reported), Count: count, Correct: count != nil && *count == tr.N, CountOnly: true}, nil
 }
 
 // checkEvents verifies what scoring relies on; trace.Validate checks more

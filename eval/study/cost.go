@@ -112,6 +112,10 @@ func DefaultOutputTokens(t prompts.Template) int {
 	switch t.Name {
 	case "direct", "natural_direct":
 		return 50
+	case "countvideobench":
+		// The bare question: "typically short natural-language sentences
+		// containing the predicted count" (CountVideoBench §5.1).
+		return 100
 	case "zero_shot":
 		return 300
 	case "role_prompting":
@@ -128,8 +132,12 @@ func DefaultOutputTokens(t prompts.Template) int {
 type ClipInfo struct {
 	ID string `json:"id"`
 	// Domain selects the question (bounce_ball, blinking, state_machine,
-	// natural); empty takes the known domain the ID starts with.
-	Domain   string  `json:"domain"`
+	// natural, objects); empty takes the known domain the ID starts with.
+	Domain string `json:"domain"`
+	// Class is an objects clip's "<shape>-<colour>", which its question
+	// names; empty takes it from an objects clip id
+	// (objects_N<nn>_<shape>-<colour>_s<seed>).
+	Class    string  `json:"class,omitempty"`
 	Duration float64 `json:"duration"` // seconds
 	FPS      float64 `json:"fps"`
 	// N is the true event count; Events its times (keyframes and
@@ -159,7 +167,11 @@ type Estimate struct {
 	VideoFrames int `json:"video_frames,omitempty"`
 	// Refused trials: the plan exceeds max_images under limit_mode refuse,
 	// so nothing is sent (and nothing paid).
-	Refused      int     `json:"refused,omitempty"`
+	Refused int `json:"refused,omitempty"`
+	// Unsupported trials: a policy that places frames at the true events
+	// (keyframes) on a clip without events (objects); the runner records
+	// them as failed without sending anything.
+	Unsupported  int     `json:"unsupported,omitempty"`
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	USD          float64 `json:"usd"`
@@ -220,6 +232,10 @@ func (s *Study) DryRun(clips []ClipInfo, set *prompts.Set) ([]Estimate, error) {
 					e.Refused += reps
 					continue
 				}
+				if r.unsupported {
+					e.Unsupported += reps
+					continue
+				}
 				e.Requests += reps * turns
 				e.Images += reps * turns * r.images
 				e.VideoFrames += reps * turns * r.videoFrames
@@ -239,9 +255,9 @@ func (s *Study) DryRun(clips []ClipInfo, set *prompts.Set) ([]Estimate, error) {
 
 // trialEstimate is one trial's first request.
 type trialEstimate struct {
-	refused             bool
-	images, videoFrames int
-	input, followUp     int // tokens
+	refused, unsupported bool
+	images, videoFrames  int
+	input, followUp      int // tokens
 }
 
 // Placeholder URLs: a dry run builds the real text with empty images.
@@ -263,7 +279,10 @@ func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipIn
 			return r, fmt.Errorf("no domain given and none known in the id")
 		}
 	}
-	in := prompts.Input{Domain: domain, Duration: c.Duration, Detail: m.Detail}
+	in := prompts.Input{Domain: domain, Class: c.Class, Duration: c.Duration, Detail: m.Detail}
+	if domain == prompts.DomainObjects && in.Class == "" {
+		in.Class = classFromID(c.ID)
+	}
 	name := pol.String()
 	imageTokens := 0
 	if m.Video.Supported && strings.HasPrefix(name, "native:") {
@@ -278,8 +297,11 @@ func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipIn
 		}
 		imageTokens = r.videoFrames * per
 		in.VideoURL = placeholderVideo
+	} else if domain == prompts.DomainObjects && EventPolicy(pol) {
+		r.unsupported = true
+		return r, nil
 	} else {
-		plan, err := planFor(pol, c)
+		plan, err := planFor(pol, c, domain == prompts.DomainObjects)
 		if err != nil {
 			return r, err
 		}
@@ -311,8 +333,29 @@ func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipIn
 	return r, nil
 }
 
-// planFor is the policy's plan; adaptive:B becomes B uniform frames.
-func planFor(pol sampling.Policy, c ClipInfo) (sampling.Plan, error) {
+// EventPolicy reports whether a policy places its frames at the clip's
+// true event times (keyframes[:O]). On a static-object clip, which has no
+// events, it would show no frames at all, so such a trial is not sent: the
+// runner records it as failed (invalid request) and a dry run counts it as
+// unsupported. single:best, which also reads events, falls back to the
+// middle frame of a clip without events.
+func EventPolicy(p sampling.Policy) bool { return strings.HasPrefix(p.String(), "keyframes") }
+
+// classFromID reads the class of an objects clip id
+// (objects_N<nn>_<shape>-<colour>_s<seed>); "" when it holds none, and
+// prompts.Build then names the missing class.
+func classFromID(id string) string {
+	parts := strings.Split(id, "_")
+	if len(parts) == 4 && parts[0] == prompts.DomainObjects && prompts.CheckClass(parts[2]) == nil {
+		return parts[2]
+	}
+	return ""
+}
+
+// planFor is the policy's plan; adaptive:B becomes B uniform frames. An
+// objects clip has no events by design, so single:best takes its middle
+// frame rather than asking for event times.
+func planFor(pol sampling.Policy, c ClipInfo, objects bool) (sampling.Plan, error) {
 	sc := sampling.Clip{ID: c.ID, Duration: c.Duration, FPS: c.FPS, Seed: c.Seed, Events: c.Events}
 	name := pol.String()
 	if b, ok := strings.CutPrefix(name, "adaptive:"); ok {
@@ -330,7 +373,7 @@ func planFor(pol sampling.Policy, c ClipInfo) (sampling.Plan, error) {
 		}
 		return p, nil
 	}
-	if (strings.HasPrefix(name, "keyframes") || name == "single:best") && len(c.Events) != c.N {
+	if (strings.HasPrefix(name, "keyframes") || name == "single:best") && len(c.Events) != c.N && !objects {
 		return sampling.Plan{}, fmt.Errorf("%s reads the event times: N=%d but %d given", name, c.N, len(c.Events))
 	}
 	return pol.Plan(sc)
@@ -351,13 +394,14 @@ func textTokens(msgs []chat.Message) int {
 
 // WriteEstimates writes the estimates as an aligned text table — model,
 // policy, prompt, requests, images, input and output tokens, dollars, plus
-// video frames and refused trials when any — with a subtotal per model
-// (when there are several) and a grand total.
+// video frames, refused and unsupported trials when any — with a subtotal
+// per model (when there are several) and a grand total.
 func WriteEstimates(w io.Writer, es []Estimate) error {
-	var video, refused bool
+	var video, refused, unsupported bool
 	for _, e := range es {
 		video = video || e.VideoFrames > 0
 		refused = refused || e.Refused > 0
+		unsupported = unsupported || e.Unsupported > 0
 	}
 	header := []string{"model", "policy", "prompt", "requests", "images"}
 	if video {
@@ -365,6 +409,9 @@ func WriteEstimates(w io.Writer, es []Estimate) error {
 	}
 	if refused {
 		header = append(header, "refused")
+	}
+	if unsupported {
+		header = append(header, "unsupported")
 	}
 	header = append(header, "input tokens", "output tokens", "USD")
 	row := func(e Estimate) []string {
@@ -375,6 +422,9 @@ func WriteEstimates(w io.Writer, es []Estimate) error {
 		if refused {
 			r = append(r, group(e.Refused))
 		}
+		if unsupported {
+			r = append(r, group(e.Unsupported))
+		}
 		return append(r, group(e.InputTokens), group(e.OutputTokens), dollars(e.USD))
 	}
 	add := func(a *Estimate, e Estimate) {
@@ -382,6 +432,7 @@ func WriteEstimates(w io.Writer, es []Estimate) error {
 		a.Images += e.Images
 		a.VideoFrames += e.VideoFrames
 		a.Refused += e.Refused
+		a.Unsupported += e.Unsupported
 		a.InputTokens += e.InputTokens
 		a.OutputTokens += e.OutputTokens
 		a.USD += e.USD
@@ -445,6 +496,9 @@ func WriteEstimates(w io.Writer, es []Estimate) error {
 	}
 	if refused {
 		b.WriteString("refused: trials whose frames exceed the model's max_images under limit_mode refuse; not sent, not counted above.\n")
+	}
+	if unsupported {
+		b.WriteString("unsupported: keyframes trials on objects clips, which have no events to centre frames on; recorded as failed, not sent, not counted above.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

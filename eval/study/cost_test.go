@@ -275,3 +275,61 @@ func TestGroupAndDollars(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunObjects: CountVideoBench's protocol on one objects clip (5 s,
+// 30 fps, 1920×1080): uniform:10 with the countvideobench prompt, worked
+// by hand. Text: "How many red cubes are in this video?" 37 bytes → 10
+// tokens; labels "Frame P of 10 at t = T s": P = 1…9 28 bytes → 7 tokens
+// (×9 = 63), P = 10 29 bytes → 8; 4 for the message: 85. Images: 1920×1080
+// fits 2048², its short side 1080 > 768 scales it to 1365×768: 3×2 tiles,
+// 85 + 6·170 = 1105; ×10 = 11,050. Input 11,135 per trial; output the
+// countvideobench default, 100. keyframes cannot sample a clip without
+// events: unsupported, not sent; single:best takes the middle frame.
+func TestDryRunObjects(t *testing.T) {
+	clip := ClipInfo{ID: "objects_N20_cube-red_s03", Duration: 5, FPS: 30, N: 20, Width: 1920, Height: 1080, Seed: 3}
+	s := &Study{Name: "cvb", Manifest: "m", Repetitions: 2,
+		Models:     []Model{{Name: "gpt", BaseURL: "http://x/v1", Prices: Prices{InputPerMTok: 1, OutputPerMTok: 1}}},
+		Conditions: []Condition{{"uniform:10", "countvideobench"}, {"keyframes", "countvideobench"}, {"single:best", "countvideobench"}, {"keyframes", "direct"}}}
+	s.SetDefaults()
+	es := dryRun(t, s, nil, clip)
+	want := Estimate{Model: "gpt", Policy: "uniform:10", Prompt: "countvideobench", Requests: 2, Images: 20,
+		InputTokens: 2 * 11135, OutputTokens: 2 * 100, USD: (2*11135 + 2*100) / 1e6}
+	if math.Abs(es[0].USD-want.USD) > 1e-12 {
+		t.Errorf("USD %v, want %v", es[0].USD, want.USD)
+	}
+	es[0].USD = want.USD
+	if es[0] != want {
+		t.Errorf("uniform:10:\n got %+v\nwant %+v", es[0], want)
+	}
+	for _, e := range []Estimate{es[1], es[3]} {
+		if e.Unsupported != 2 || e.Requests != 0 || e.Images != 0 || e.InputTokens != 0 || e.USD != 0 {
+			t.Errorf("%s · %s: %+v, want 2 unsupported trials", e.Policy, e.Prompt, e)
+		}
+	}
+	// single:best: the question, one label "Frame 1 of 1 at t = 2.500 s"
+	// (27 bytes, 7 tokens), the message, one image.
+	if e := es[2]; e.Requests != 2 || e.Images != 2 || e.InputTokens != 2*(10+7+4+1105) {
+		t.Errorf("single:best: %+v", e)
+	}
+	// An explicit class beats the id; an id without one needs it.
+	named := clip
+	named.ID, named.Class = "clip-7", "sphere-purple"
+	named.Domain = "objects"
+	s.Conditions = s.Conditions[:1]
+	e := dryRun(t, s, nil, named)[0]
+	// "How many purple spheres are in this video?" 43 bytes → 11 tokens.
+	if e.InputTokens != 2*(11135+1) {
+		t.Errorf("explicit class: %d input tokens, want %d", e.InputTokens, 2*(11135+1))
+	}
+	named.Class = ""
+	if _, err := s.DryRun([]ClipInfo{named}, nil); err == nil || !strings.Contains(err.Error(), "clip clip-7: prompts: domain objects needs the clip's object class") {
+		t.Errorf("no class: %v", err)
+	}
+	var b strings.Builder
+	if err := WriteEstimates(&b, es); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "unsupported") || !strings.Contains(b.String(), "unsupported: keyframes trials on objects clips") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

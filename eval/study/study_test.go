@@ -245,7 +245,7 @@ func TestValidationErrors(t *testing.T) {
 		{func(s *Study) { s.Conditions = nil; s.Policies = []string{"fps:1"} }, "policies and prompts go together"},
 		{func(s *Study) { s.Conditions[0].Policy = "fps:0" }, `conditions[0]: invalid sampling policy "fps:0"`},
 		{func(s *Study) { s.Conditions[0].Policy = "every_frame" }, `unknown policy "every_frame"`},
-		{func(s *Study) { s.Conditions[0].Prompt = "cot2" }, `conditions[0]: prompts: unknown prompt "cot2" (known: cot, direct,`},
+		{func(s *Study) { s.Conditions[0].Prompt = "cot2" }, `conditions[0]: prompts: unknown prompt "cot2" (known: cot, countvideobench, direct,`},
 		{func(s *Study) { s.Conditions = append(s.Conditions, Condition{"fps:4.0", "structured_trace"}) }, "conditions[1]: policy fps:4.0 with prompt structured_trace repeats conditions[0]"},
 		{func(s *Study) { s.Prompts = brokenTemplates }, `templates: ` + brokenTemplates + `: prompts: template "x" user`},
 		{func(s *Study) { s.Prompts = filepath.Join(dir, "none.yaml") }, "templates: prompts: open"},
