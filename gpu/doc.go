@@ -46,6 +46,21 @@
 // glyph atlas built once per process; layout (advances, kerning) is done
 // in Go.
 //
+// # 3D worlds
+//
+// A DrawList with a World (scene/world.go) is drawn in two passes. The
+// world goes into a multisampled framebuffer (min(4, GL_MAX_SAMPLES)
+// samples, with a depth buffer; without multisampling where the driver has
+// none), over the canvas rectangle that fit gives the items, and is
+// resolved with glBlitFramebuffer into the single-sample framebuffer. The
+// items are then drawn on top exactly as without a world, and the frame is
+// read back as usual. The camera matrices come from package scene, so a
+// point lands where scene.Camera.Project says; the clip transform also
+// flips y (row 0 is the top row). The ground is one square whose grid lines
+// are box-filtered in the fragment shader; cubes and spheres are one
+// instanced draw each, lit per fragment with a per-object value noise. The
+// 3D GL objects are created on the first frame with a world.
+//
 // # Building
 //
 // Build, vet and test with GOFLAGS=-tags=egl: the tag makes go-gl link

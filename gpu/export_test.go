@@ -44,3 +44,24 @@ func BuildProgram(r *Renderer, vertex, fragment string) error {
 		return err
 	})
 }
+
+// WorldAllocated reports whether r has created its 3D objects (it should
+// only after its first frame with a world).
+func WorldAllocated(r *Renderer) bool {
+	var ok bool
+	_ = r.th.Call(func() error {
+		ok = r.world != nil && r.world.fbo != 0
+		return nil
+	})
+	return ok
+}
+
+// PretendNoMSAA makes r's 3D path take its no-multisampling fall back, as
+// on a driver whose GL_MAX_SAMPLES is below 2. Call it on a renderer no
+// other goroutine uses, before its first world frame.
+func PretendNoMSAA(r *Renderer) {
+	_ = r.th.Call(func() error {
+		r.info.MaxSamples = 1
+		return nil
+	})
+}

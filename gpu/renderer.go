@@ -22,6 +22,9 @@ type Info struct {
 	Vendor   string // GL_VENDOR
 	Platform string // EGL platform: "device", "surfaceless" or "default"
 	Device   string // EGL device extensions (device platform), else EGL vendor and version
+	// MaxSamples is GL_MAX_SAMPLES; 3D worlds are drawn with
+	// min(4, MaxSamples) samples a pixel, without multisampling below 2.
+	MaxSamples int
 }
 
 // Image is an RGBA8 pixel buffer. Row 0 is the top row; row j starts at
@@ -52,6 +55,9 @@ type Renderer struct {
 	frameFn       func() error
 	instances     []float32 // CPU copy of the instance buffer
 	runs          []run     // instance ranges, in draw order
+	frameHasWorld bool
+	worldFrame    worldFrame // the world's camera, ground and light (world.go)
+	objects       []float32  // CPU copy of the world's instance buffer
 
 	// GL thread only.
 	egl      *eglContext
@@ -67,6 +73,8 @@ type Renderer struct {
 	fbW, fbH int
 	maxSize  int // largest framebuffer side the driver allows
 	scratch  []byte
+	world    *worldGL // 3D objects, created by the first frame with a world
+	samples  int      // MSAA samples for worlds; 0: none
 }
 
 // transform maps canvas pixels to output pixels: scale, then offset.
@@ -181,6 +189,12 @@ func (r *Renderer) render(dl *scene.DrawList, dst Image, readback bool) error {
 			r.addRun(dl.Items[i].Kind == scene.Text, first, n)
 		}
 	}
+	r.frameHasWorld = dl.World != nil
+	if r.frameHasWorld {
+		if err := r.prepareWorld(dl.World, dl.Width, dl.Height, tf, dst.Width, dst.Height); err != nil {
+			return err
+		}
+	}
 	r.frameList, r.frameDst, r.frameTf, r.frameReadback = dl, dst, tf, readback
 	err := r.th.Call(r.frameFn)
 	r.frameList, r.frameDst = nil, Image{} // do not keep the caller's memory alive
@@ -252,6 +266,9 @@ func (r *Renderer) init() error {
 	gl.GetIntegerv(gl.MAX_RENDERBUFFER_SIZE, &maxRB)
 	gl.GetIntegerv(gl.MAX_VIEWPORT_DIMS, &maxVP[0])
 	r.maxSize = int(min(maxRB, maxVP[0], maxVP[1]))
+	var maxSamples int32
+	gl.GetIntegerv(gl.MAX_SAMPLES, &maxSamples)
+	r.info.MaxSamples = int(maxSamples)
 
 	if r.shapes, err = newProgram("shape", shaders.QuadVertex, shaders.ShapeFragment); err != nil {
 		return err
@@ -385,7 +402,8 @@ func (r *Renderer) deleteFramebuffer() {
 	r.fbW, r.fbH = 0, 0
 }
 
-// frame runs on the GL thread: clear, one instanced draw, read back.
+// frame runs on the GL thread: clear, the world if there is one, the items
+// in one or a few instanced draws, read back.
 func (r *Renderer) frame() error {
 	dl, dst := r.frameList, r.frameDst
 	if err := r.ensureFramebuffer(dst.Width, dst.Height); err != nil {
@@ -394,6 +412,13 @@ func (r *Renderer) frame() error {
 	bg := dl.Background
 	gl.ClearColor(bg.R, bg.G, bg.B, bg.A)
 	gl.Clear(gl.COLOR_BUFFER_BIT)
+	if r.frameHasWorld {
+		// Resolved into r.fbo before the items are drawn, so items are
+		// drawn exactly as in a frame without a world.
+		if err := r.drawWorld([4]float32{bg.R, bg.G, bg.B, bg.A}); err != nil {
+			return err
+		}
+	}
 
 	if len(r.runs) > 0 {
 		size := len(r.instances) * 4
@@ -434,6 +459,10 @@ func (r *Renderer) frame() error {
 		gl.Finish()
 	}
 	if err := glCheck("rendering"); err != nil {
+		if r.frameHasWorld {
+			return fmt.Errorf("%w (a world of %d objects and %d items at %dx%d)",
+				err, len(dl.World.Objects), len(dl.Items), dst.Width, dst.Height)
+		}
 		return fmt.Errorf("%w (%d items at %dx%d)", err, len(dl.Items), dst.Width, dst.Height)
 	}
 	return nil
@@ -472,6 +501,7 @@ func (r *Renderer) release() error {
 	}
 	var errs []error
 	if r.egl.context != nil {
+		r.deleteWorld()
 		r.deleteFramebuffer()
 		for _, b := range []*uint32{&r.instVBO, &r.quadVBO} {
 			if *b != 0 {
