@@ -66,6 +66,7 @@ type Entry struct {
 	Domain      string         `json:"domain"`
 	N           int            `json:"n"`
 	F           float64        `json:"f"`
+	Class       string         `json:"class,omitempty"` // objects domain: "<shape>-<colour>"
 	Seed        int            `json:"seed"`
 	Video       string         `json:"video"` // relative to the manifest's directory
 	Trace       string         `json:"trace"`
@@ -228,7 +229,7 @@ func LoadClip(manifestPath, id string) (*scene.Clip, *trace.Trace, Entry, error)
 		return nil, nil, e, err
 	}
 	r := e.Render
-	clip, err := scene.New(scene.Params{Domain: e.Domain, N: e.N, F: e.F, Seed: e.Seed, Duration: r.Duration, FPS: r.FPS, Width: r.Width, Height: r.Height})
+	clip, err := scene.New(scene.Params{Domain: e.Domain, N: e.N, F: e.F, Class: e.Class, Seed: e.Seed, Duration: r.Duration, FPS: r.FPS, Width: r.Width, Height: r.Height})
 	if err != nil {
 		return nil, nil, e, fmt.Errorf("clip %s: %w", id, err)
 	}

@@ -300,7 +300,7 @@ func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) 
 		return Entry{}, err
 	}
 	return Entry{
-		ID: id, Domain: p.Domain, N: p.N, F: p.F, Seed: p.Seed,
+		ID: id, Domain: p.Domain, N: p.N, F: p.F, Class: p.Class, Seed: p.Seed,
 		Video: filepath.ToSlash(filepath.Join("clips", id+".mp4")), Trace: filepath.ToSlash(filepath.Join("clips", id+".trace.json")),
 		SHA256: sum, Frames: frames, Render: settingsOf(w.spec), ToolVersion: ToolVersion(), GLRenderer: w.gl,
 	}, nil
@@ -447,7 +447,7 @@ func verifyEntry(out string, e Entry, want RenderSettings) string {
 	if err != nil {
 		return "trace unreadable: " + err.Error()
 	}
-	clip, err := scene.New(scene.Params{Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Duration: want.Duration, FPS: want.FPS, Width: want.Width, Height: want.Height})
+	clip, err := scene.New(scene.Params{Domain: tr.Domain, N: tr.N, F: tr.F, Class: tr.Class, Seed: tr.Seed, Duration: want.Duration, FPS: want.FPS, Width: want.Width, Height: want.Height})
 	if err != nil {
 		return "trace parameters invalid: " + err.Error()
 	}

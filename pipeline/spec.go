@@ -40,16 +40,23 @@ type Encoder struct {
 // value of the built-in grid named by Grid, which defaults to "paper".
 type Spec struct {
 	// Grid is the built-in grid the other fields start from: "paper" (the
-	// full 2,190-clip grid of low-frequency-trap §3.1) or "default" (39
-	// clips, about a minute on two cores).
+	// full 2,190-clip grid of low-frequency-trap §3.1), "default" (39
+	// clips, about a minute on two cores) or "countvideobench" (the 2,600
+	// objects clips of CountVideoBench §4).
 	Grid string `yaml:"grid"`
-	// Domains to render: bounce_ball, blinking, state_machine.
+	// Domains to render: bounce_ball, blinking, state_machine, objects.
 	Domains []string `yaml:"domains"`
-	// Counts N; 0 renders no-event controls at NominalFrequency.
+	// Counts N; 0 renders no-event controls at NominalFrequency. For the
+	// objects domain, the numbers of objects (≥ 1).
 	Counts []int `yaml:"counts"`
-	// Frequencies F in Hz for positive counts.
+	// Frequencies F in Hz for positive counts (event domains only).
 	Frequencies []float64 `yaml:"frequencies"`
-	// Seeds per (domain, N, F) cell, numbered from 0.
+	// Classes are the objects domain's "<shape>-<colour>" classes (cube or
+	// sphere × red, blue, green, yellow, purple); every count gets Seeds
+	// clips of every class. Event domains ignore it.
+	Classes []string `yaml:"classes"`
+	// Seeds per (domain, N, F) cell, or per (N, class) for objects,
+	// numbered from 0.
 	Seeds int `yaml:"seeds"`
 	// NominalFrequency is the F recorded for N=0 controls (paper: 1.0 Hz).
 	NominalFrequency float64 `yaml:"nominal_frequency"`
@@ -66,9 +73,13 @@ type Spec struct {
 
 // Built-in grid names.
 const (
-	GridPaper   = "paper"
-	GridDefault = "default"
+	GridPaper           = "paper"
+	GridDefault         = "default"
+	GridCountVideoBench = "countvideobench"
 )
+
+// Grids lists the built-in grid names.
+var Grids = []string{GridPaper, GridDefault, GridCountVideoBench}
 
 // BuiltinSpec returns a built-in grid.
 func BuiltinSpec(grid string) (Spec, error) {
@@ -95,8 +106,21 @@ func BuiltinSpec(grid string) (Spec, error) {
 		s.Frequencies = []float64{0.5, 1.5, 2.5, 4.0}
 		s.Seeds = 1
 		return s, nil
+	case GridCountVideoBench:
+		// 26 cardinalities × 10 classes × 10 seeds = 2,600 clips of 5 s at
+		// 30 fps, 1920×1080 (CountVideoBench §4.3).
+		s := paper
+		s.Grid = GridCountVideoBench
+		s.Domains = []string{scene.ObjectsDomain}
+		s.Counts = slices.Clone(scene.CountVideoBenchCounts)
+		s.Frequencies = nil
+		s.Classes = scene.ObjectClasses()
+		s.Seeds = scene.CountVideoBenchSeeds
+		s.Duration = scene.CountVideoBenchDuration
+		s.Width, s.Height = scene.CountVideoBenchWidth, scene.CountVideoBenchHeight
+		return s, nil
 	}
-	return Spec{}, fmt.Errorf("%w: unknown grid %q (known: %s, %s)", ErrSpec, grid, GridPaper, GridDefault)
+	return Spec{}, fmt.Errorf("%w: unknown grid %q (known: %v)", ErrSpec, grid, Grids)
 }
 
 // ErrSpec is wrapped by every spec error.
@@ -162,10 +186,21 @@ func (s Spec) Validate() error {
 	if fr := s.Duration * float64(s.FPS); s.FPS > 0 && math.Abs(fr-math.Round(fr)) > 1e-6 {
 		return bad("duration × fps = %v is not a whole number of frames", fr)
 	}
+	events, objects := false, false
+	for _, d := range s.Domains {
+		if d == scene.ObjectsDomain {
+			objects = true
+		} else {
+			events = true
+		}
+	}
 	for _, n := range s.Counts {
-		if n > 0 && len(s.Frequencies) == 0 {
+		if events && n > 0 && len(s.Frequencies) == 0 {
 			return bad("positive counts need at least one frequency")
 		}
+	}
+	if objects && len(s.Classes) == 0 {
+		return bad("the objects domain needs at least one class")
 	}
 	if _, err := s.Plan(); err != nil {
 		return err
@@ -173,12 +208,30 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// Plan lists the clips of the spec in a fixed order (domain, N, F, seed),
-// each validated. N=0 gets one cell at the nominal frequency.
+// Plan lists the clips of the spec in a fixed order (domain, N, F, seed;
+// objects: N, class, seed), each validated. N=0 gets one cell at the
+// nominal frequency.
 func (s Spec) Plan() ([]scene.Params, error) {
 	var out []scene.Params
 	seen := map[string]bool{}
 	for _, d := range s.Domains {
+		if d == scene.ObjectsDomain {
+			for _, n := range s.Counts {
+				for _, class := range s.Classes {
+					for seed := range s.Seeds {
+						p := scene.Params{Domain: d, N: n, Class: class, Seed: seed, Duration: s.Duration, FPS: s.FPS, Width: s.Width, Height: s.Height}
+						if err := p.Validate(); err != nil {
+							return nil, fmt.Errorf("%w: clip %s: %w", ErrSpec, p.ID(), err)
+						}
+						if !seen[p.ID()] {
+							seen[p.ID()] = true
+							out = append(out, p)
+						}
+					}
+				}
+			}
+			continue
+		}
 		for _, n := range s.Counts {
 			freqs := s.Frequencies
 			if n == 0 {

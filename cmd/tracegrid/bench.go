@@ -13,11 +13,14 @@ import (
 // Hidden helpers of scripts/bench.sh: the encoder settings of a grid, and
 // one clip's frames dumped raw for the ffmpeg reference.
 func newBenchCmds() []*cobra.Command {
-	var grid, clip, out string
+	var (
+		clip, out  string
+		sf, sfDump specFlags
+	)
 	settings := &cobra.Command{
 		Use: "bench-settings", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := pipeline.BuiltinSpec(grid)
+			s, err := sf.spec(cmd)
 			if err != nil {
 				return err
 			}
@@ -26,11 +29,11 @@ func newBenchCmds() []*cobra.Command {
 			return nil
 		},
 	}
-	settings.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid")
+	sf.register(settings)
 	dump := &cobra.Command{
 		Use: "bench-dump", Hidden: true, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := pipeline.BuiltinSpec(grid)
+			s, err := sfDump.spec(cmd)
 			if err != nil {
 				return err
 			}
@@ -57,10 +60,10 @@ func newBenchCmds() []*cobra.Command {
 				}
 				return f.Close()
 			}
-			return usageError{fmt.Errorf("clip %q is not in grid %s", clip, grid)}
+			return usageError{fmt.Errorf("clip %q is not in grid %s", clip, s.Grid)}
 		},
 	}
-	dump.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid")
+	sfDump.register(dump)
 	dump.Flags().StringVar(&clip, "clip", "", "clip id")
 	dump.Flags().StringVar(&out, "out", "", "output file (raw RGBA)")
 	return []*cobra.Command{settings, dump}

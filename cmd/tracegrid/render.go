@@ -14,28 +14,20 @@ import (
 
 func newRenderCmd() *cobra.Command {
 	var (
-		grid, specPath, out string
-		workers             int
-		verbose             bool
+		sf      specFlags
+		out     string
+		workers int
+		verbose bool
 	)
 	cmd := &cobra.Command{
-		Use:   "render (--grid paper|default | --spec FILE.yaml) --out DIR",
+		Use:   "render (--grid default|paper|countvideobench | --spec FILE.yaml) --out DIR",
 		Short: "Render a grid of clips with their traces and a manifest",
 		Long: `render writes DIR/clips/<id>.mp4, DIR/clips/<id>.trace.json and DIR/manifest.jsonl.
 A rerun into the same DIR skips clips that are complete and verified (video hash and
 trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var spec pipeline.Spec
-			var err error
-			switch {
-			case specPath != "" && cmd.Flags().Changed("grid"):
-				return usageError{fmt.Errorf("use --grid or --spec, not both (a spec names its grid in its `grid` field)")}
-			case specPath != "":
-				spec, err = pipeline.LoadSpec(specPath)
-			default:
-				spec, err = pipeline.BuiltinSpec(grid)
-			}
+			spec, err := sf.spec(cmd)
 			if err != nil {
 				return err
 			}
@@ -44,6 +36,9 @@ trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
 				return err
 			}
 			log := logger(verbose)
+			if err := logViewStats(log, plan); err != nil {
+				return err
+			}
 			log.Info("render", "grid", spec.Grid, "clips", len(plan), "out", out, "size", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "fps", spec.FPS, "encoder", spec.Encoder.Codec, "preset", spec.Encoder.Preset, "crf", spec.Encoder.CRF, "lossless", spec.Encoder.Lossless)
 			sum, err := pipeline.Render(cmd.Context(), spec, pipeline.Options{
 				Out: out, Workers: workers, Log: log, Progress: progress(len(plan), log),
@@ -63,8 +58,7 @@ trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid: paper (2,190 clips) or default (39 clips)")
-	cmd.Flags().StringVar(&specPath, "spec", "", "YAML spec file (see docs/spec.md)")
+	sf.register(cmd)
 	cmd.Flags().StringVar(&out, "out", "out", "output directory")
 	cmd.Flags().IntVar(&workers, "workers", 0, "clips encoded in parallel (0: one per CPU)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "debug logging")

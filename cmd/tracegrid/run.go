@@ -20,6 +20,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/scene"
 )
 
 // The main job's built-in study: the reference perceiver under the
@@ -35,11 +36,21 @@ const (
 	runImageWidth, runImageHeight = 428, 240
 )
 
+// The objects clips (CountVideoBench) get the benchmark's own protocol:
+// ten uniformly sampled frames and its single question, at 960×540 (half
+// of 1920×1080, about what a model's image encoder keeps).
+var runObjectsPolicies = []string{"uniform:10"}
+
+const (
+	runObjectsPrompt                            = "countvideobench"
+	runObjectsImageWidth, runObjectsImageHeight = 960, 540
+)
+
 func newRunCmd() *cobra.Command {
 	var (
-		out, grid, specPath string
-		seeds               int
-		verbose             bool
+		sf      specFlags
+		out     string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [--out DIR]",
@@ -48,26 +59,16 @@ func newRunCmd() *cobra.Command {
 (--grid, default "default") into DIR/render, starts the reference perceiver in-process on a
 loopback port, evaluates it under native:1, fps:4, fps:16 and keyframes with the structured-trace
 prompt into DIR/results.sqlite, and writes the report to DIR/report (index.html, summary.json).
+Objects clips (--grid countvideobench) are evaluated as CountVideoBench does: ten uniformly
+sampled frames and the question "How many <colour> <shape>s are in this video?".
 Rerunning resumes: finished clips and trials are kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger(verbose)
 			ctx := cmd.Context()
-			var spec pipeline.Spec
-			var err error
-			if specPath != "" {
-				spec, err = pipeline.LoadSpec(specPath)
-			} else {
-				spec, err = pipeline.BuiltinSpec(grid)
-			}
+			spec, err := sf.spec(cmd)
 			if err != nil {
-				return usageError{err}
-			}
-			if cmd.Flags().Changed("seeds") {
-				spec.Seeds = seeds
-			}
-			if err := spec.Validate(); err != nil {
-				return usageError{err}
+				return err
 			}
 			r, err := gpu.NewRenderer()
 			if err != nil {
@@ -81,6 +82,9 @@ Rerunning resumes: finished clips and trials are kept.`,
 			renderDir := filepath.Join(out, "render")
 			plan, err := spec.Plan()
 			if err != nil {
+				return err
+			}
+			if err := logViewStats(log, plan); err != nil {
 				return err
 			}
 			log.Info("1/3 render", "grid", spec.Grid, "clips", len(plan), "out", renderDir)
@@ -102,27 +106,52 @@ Rerunning resumes: finished clips and trials are kept.`,
 				defer cancel()
 				srv.Shutdown(sctx)
 			}()
-			st := &study.Study{
-				Name: runStudy, Manifest: filepath.Join(renderDir, pipeline.ManifestName), DB: filepath.Join(out, "results.sqlite"),
-				Repetitions: 1, Policies: runPolicies, PromptNames: []string{runPrompt},
-				Models: []study.Model{{Name: "reference-perceiver", BaseURL: "http://" + ln.Addr().String() + "/v1", ModelID: perceiver.ModelID,
-					ImageWidth: runImageWidth, ImageHeight: runImageHeight, Concurrency: 2, MaxRetries: 2}},
-			}
-			st.SetDefaults()
-			if err := st.Validate(); err != nil {
-				return err
-			}
-			db, err := results.Open(st.DB)
+			db, err := results.Open(filepath.Join(out, "results.sqlite"))
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			log.Info("2/3 evaluate", "model", "reference-perceiver", "conditions", len(st.Conditions), "db", st.DB)
-			es, err := runner.Run(ctx, runner.Options{Study: st, Prompts: prompts.Default(), DB: db, Renderer: r, Log: log, Progress: evalProgress(log)})
-			if err != nil && !errors.Is(err, runner.ErrBudget) {
-				return err
+			// Event clips and objects clips are two groups of one study,
+			// each with its own conditions.
+			var eventIDs, objectIDs []string
+			for _, p := range plan {
+				if p.Domain == scene.ObjectsDomain {
+					objectIDs = append(objectIDs, p.ID())
+				} else {
+					eventIDs = append(eventIDs, p.ID())
+				}
 			}
-			log.Info("evaluated", "trials", es.Total, "new", es.Done, "failed", es.Failed, "kept", es.Skipped, "elapsed", es.Elapsed.Round(time.Millisecond))
+			baseURL := "http://" + ln.Addr().String() + "/v1"
+			groups := []struct {
+				clips    []string
+				policies []string
+				prompt   string
+				w, h     int
+			}{
+				{eventIDs, runPolicies, runPrompt, runImageWidth, runImageHeight},
+				{objectIDs, runObjectsPolicies, runObjectsPrompt, runObjectsImageWidth, runObjectsImageHeight},
+			}
+			for _, g := range groups {
+				if len(g.clips) == 0 {
+					continue
+				}
+				st := &study.Study{
+					Name: runStudy, Manifest: filepath.Join(renderDir, pipeline.ManifestName), DB: filepath.Join(out, "results.sqlite"),
+					Clips: g.clips, Repetitions: 1, Policies: g.policies, PromptNames: []string{g.prompt},
+					Models: []study.Model{{Name: "reference-perceiver", BaseURL: baseURL, ModelID: perceiver.ModelID,
+						ImageWidth: g.w, ImageHeight: g.h, Concurrency: 2, MaxRetries: 2}},
+				}
+				st.SetDefaults()
+				if err := st.Validate(); err != nil {
+					return err
+				}
+				log.Info("2/3 evaluate", "model", "reference-perceiver", "clips", len(g.clips), "conditions", len(st.Conditions), "db", st.DB)
+				es, err := runner.Run(ctx, runner.Options{Study: st, Prompts: prompts.Default(), DB: db, Renderer: r, Log: log, Progress: evalProgress(log)})
+				if err != nil && !errors.Is(err, runner.ErrBudget) {
+					return err
+				}
+				log.Info("evaluated", "trials", es.Total, "new", es.Done, "failed", es.Failed, "kept", es.Skipped, "elapsed", es.Elapsed.Round(time.Millisecond))
+			}
 
 			// 3. Report.
 			trials, err := db.Trials(ctx, results.Filter{Study: runStudy})
@@ -143,9 +172,7 @@ Rerunning resumes: finished clips and trials are kept.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "out/run", "output directory")
-	cmd.Flags().StringVar(&grid, "grid", pipeline.GridDefault, "built-in grid to render and evaluate: default (39 clips) or paper (2,190)")
-	cmd.Flags().StringVar(&specPath, "spec", "", "render spec YAML instead of a built-in grid (docs/spec.md)")
-	cmd.Flags().IntVar(&seeds, "seeds", 0, "seeds per cell instead of the grid's (e.g. --grid paper --seeds 1: all 219 cells once)")
+	sf.register(cmd)
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "debug logging")
 	return cmd
 }
