@@ -125,3 +125,19 @@ func BenchmarkRenderWorld1920x1080(b *testing.B) {
 	}
 	reportFPS(b)
 }
+
+// BenchmarkRenderWorldNoReadback is BenchmarkRenderWorld1920x1080 without
+// the readback: draw, MSAA resolve and glFinish only (render only).
+func BenchmarkRenderWorldNoReadback(b *testing.B) {
+	r := renderer(b)
+	dl := benchWorld()
+	if err := gpu.RenderNoReadback(r, dl, 1920, 1080); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := gpu.RenderNoReadback(r, dl, 1920, 1080); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportFPS(b)
+}
