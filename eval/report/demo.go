@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/results"
+	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -85,7 +86,9 @@ var (
 // report: two simulated models on the paper's grid (seeds seeds per cell)
 // over the three domains, several sampling and prompt conditions, TOMATO's
 // frame conditions on State Machine, some unparseable answers and some
-// failed requests. The numbers are made up; only their shape is plausible.
+// failed requests; and both models on CountVideoBench's objects clips
+// (DemoObjectsTrials). The numbers are made up; only their shape is
+// plausible.
 func DemoTrials(seeds int) []results.Trial {
 	all := []string{"bounce_ball", "blinking", "state_machine"}
 	sm := []string{"state_machine"}
@@ -123,7 +126,7 @@ func DemoTrials(seeds int) []results.Trial {
 			}
 		}
 	}
-	return out
+	return append(out, DemoObjectsTrials(2*seeds)...)
 }
 
 // demoRand is a deterministic uniform number in [0, 1) for one decision.
@@ -212,4 +215,92 @@ func sortEvents(evs []parse.Event) {
 			evs[j], evs[j-1] = evs[j-1], evs[j]
 		}
 	}
+}
+
+// DemoObjectsTrials simulates CountVideoBench's protocol (uniform:10 ·
+// countvideobench) for the two demo models on objects clips made by
+// package scene at the benchmark's 26 cardinalities, perCount clips each
+// (class j mod 10, seed j/10: ten or more cover every class, §4.3). The
+// flash model errs by near misses and avoids 30; the small one drifts to
+// its preferred values 10, 20, 30, 50 and abstains more as N grows, the
+// two behaviours of CVB §6. A few requests fail.
+func DemoObjectsTrials(perCount int) []results.Trial {
+	classes := scene.ObjectClasses()
+	finished := time.Date(2025, 11, 30, 12, 30, 0, 0, time.UTC)
+	var out []results.Trial
+	for _, n := range scene.CountVideoBenchCounts {
+		for j := range perCount {
+			p := scene.Params{Domain: scene.ObjectsDomain, N: n, Class: classes[j%len(classes)], Seed: j / len(classes),
+				Duration: scene.CountVideoBenchDuration, FPS: scene.DefaultFPS, Width: 854, Height: 480}
+			c, err := scene.New(p)
+			if err != nil {
+				continue // cannot happen for the benchmark's own parameters
+			}
+			tr := c.Trace()
+			raw, err := json.Marshal(tr)
+			if err != nil {
+				continue
+			}
+			for _, model := range []string{"sim-flash", "sim-open-8b"} {
+				out = append(out, demoObjectsTrial(model, tr, raw, finished))
+			}
+		}
+	}
+	return out
+}
+
+func demoObjectsTrial(model string, tr *trace.Trace, raw []byte, finished time.Time) results.Trial {
+	const policy, prompt = "uniform:10", "countvideobench"
+	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: model, Clip: tr.ID, Policy: policy, Prompt: prompt},
+		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Images: 10, ImageBytes: 10 * 40000,
+		FrameTimes: []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5},
+		Usage:      results.Usage{PromptTokens: 4300, CompletionTokens: 18}, LatencyMS: 1800, Attempts: 1, FinishedAt: finished}
+	t.Usage.TotalTokens = t.Usage.PromptTokens + t.Usage.CompletionTokens
+	t.CostUSD = float64(t.Usage.TotalTokens) * 1.5e-6
+	rnd := func(what ...any) float64 { return demoRand(append([]any{model, tr.ID}, what...)...) }
+	if rnd("fail") < 0.01 {
+		t.Error, t.ErrorKind, t.Attempts = "HTTP 503: overloaded", results.KindServer, 4
+		t.Usage, t.CostUSD = results.Usage{}, 0
+		return t
+	}
+	n := tr.N
+	var count int
+	abstain := false
+	if model == "sim-flash" {
+		// Exact for small N, then near misses growing with N; 30 is avoided.
+		if rnd("correct") < 1/(1+math.Exp(0.22*float64(n-12))) {
+			count = n
+		} else {
+			d := 1 + int(rnd("d")*float64(1+n/8))
+			if rnd("sign") < 0.6 {
+				d = -d
+			}
+			count = n + d
+		}
+		if count == 30 {
+			count = 31
+		}
+		abstain = rnd("abstain") < 0.02
+	} else {
+		preferred := []int{10, 20, 30, 50}
+		closest := preferred[0]
+		for _, v := range preferred {
+			if math.Abs(float64(v-n)) < math.Abs(float64(closest-n)) {
+				closest = v
+			}
+		}
+		count = closest
+		if rnd("exact") < 0.25 {
+			count = n
+		}
+		abstain = rnd("abstain") < float64(n)/120
+	}
+	if abstain {
+		t.Responses = []string{"There are many " + tr.Class + " objects; I cannot count them exactly."}
+		t.ParseFlags = []string{"unparseable_count"}
+		return t
+	}
+	t.Count, t.CountSource = &count, "last_integer"
+	t.Responses = []string{fmt.Sprintf("There are %d objects of that kind in this video.", count)}
+	return t
 }

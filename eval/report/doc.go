@@ -36,8 +36,18 @@
 //     count, the maximum count boundary and the N = 0 control, per model ×
 //     condition × domain (contiguous-prefix rule, §3.3).
 //   - Count distributions (CountVideoBench §5.2) per model × condition,
-//     pooled over domains, with the histogram of predicted counts and its
-//     largest local excess and deficit marked.
+//     pooled over the event domains, with the histogram of predicted counts
+//     and its largest local excess and deficit marked.
+//   - CountVideoBench (objects domain, summary.json "countvideobench"):
+//     per model × condition over the objects trials, EM, Acc@10%,
+//     Coverage, MAE, RMSE, |S|, PP and the largest local excess and
+//     deficit (Table 2's measures), the prediction histogram (Fig. 5), EM
+//     and Coverage per true count as a table and two figures (Figs. 3–4);
+//     the share of the evaluated clips in which some object leaves the view
+//     and the mean number that do (trace.SummarizeViews, each clip once,
+//     failed trials' clips included) beside the paper's 83.0 % and 3.29;
+//     and the figures the paper's text gives for Gemini-3.1-pro, GPT-5.4,
+//     its human subjects and the Oracle, each with its section.
 //   - TOMATO's frame principles (§3) when the matching conditions exist
 //     with the same prompt (single:random, single:best, uniform:M,
 //     shuffled:M): κ = (A_m − A_1)/A_1, τ = (A_m − A_shuffled)/A_shuffled,
@@ -48,6 +58,17 @@
 //     has no reliable region, its overall exact match and controls, every
 //     other condition's maximum count boundary, and its failed requests.
 //   - Failures and cost (tokens, USD, latency) per model × condition.
+//
+// # Objects trials
+//
+// A trial on an objects clip (static objects, no events; the trace's
+// objects section must agree with its domain) is scored on the count alone
+// (score.TrialScore.CountOnly). It enters only the CountVideoBench section,
+// the failure and cost tables, the envelope's last sentence and TOMATO's
+// per-domain rows (whose "all" pools the event domains): never a surface,
+// boundary, Table 1, 2, 4, 8 or 9 row, region, event count distribution or
+// the low-frequency-trap comparison. A model's baseline is chosen among its
+// conditions with event-domain trials.
 //
 // # Failures and unparseable answers
 //

@@ -92,11 +92,47 @@ func countPhrase(b BoundaryRow) string {
 // its count boundaries let it count reliably under its baseline condition,
 // the domains without a reliable region, overall exact match and the
 // no-event controls; then each other condition's maximum count boundary
-// and exact match; then the failed requests.
+// and exact match; then its objects results (CountVideoBench); then the
+// failed requests. A model with objects trials only gets the last two.
 func (r *Report) envelope(mi ModelInfo) string {
 	var b strings.Builder
+	if len(eventDomains(mi.Domains)) > 0 {
+		r.eventEnvelope(&b, mi)
+	}
+	var objects []string
+	for _, c := range r.CountVideoBench.Rows {
+		if c.Model == mi.Model {
+			objects = append(objects, fmt.Sprintf("under %s exact match %s, Acc@10%% %s, coverage %s over %d trials (|S| = %d, PP = %s)",
+				Condition{c.Policy, c.Prompt}.Label(), pct(c.EM), pct(c.Acc10), pct(c.Coverage), c.Trials, c.Support, fix2(c.Perplexity)))
+		}
+	}
+	if len(objects) > 0 {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "On static objects (CountVideoBench), %s: %s.", mi.Model, strings.Join(objects, "; "))
+	}
+	failed, total := 0, 0
+	for _, f := range r.Failures {
+		if f.Model == mi.Model {
+			failed += f.Failed
+		}
+	}
+	for _, c := range r.Cost {
+		if c.Model == mi.Model {
+			total += c.Trials
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(&b, " %d of %d requests failed and are excluded from every accuracy.", failed, total)
+	}
+	return b.String()
+}
+
+// eventEnvelope writes the event-domain part of the envelope.
+func (r *Report) eventEnvelope(b *strings.Builder, mi ModelInfo) {
 	base := mi.Baseline
-	fmt.Fprintf(&b, "%s counts reliably (exact match ≥ %s%% at a count and at every smaller tested count) under %s",
+	fmt.Fprintf(b, "%s counts reliably (exact match ≥ %s%% at a count and at every smaller tested count) under %s",
 		mi.Model, num(100*r.Tau), base.Label())
 	var reliable, none, controls []string
 	for _, br := range r.boundaryRows(mi.Model, base) {
@@ -121,7 +157,7 @@ func (r *Report) envelope(mi ModelInfo) string {
 	}
 	b.WriteString(strings.Join(parts, ";") + ".")
 	if w, ok := r.wilsonAll(mi.Model, base); ok {
-		fmt.Fprintf(&b, " Overall exact match is %s (95%% CI %s–%s, %d trials)", pct(w.Accuracy), pct(w.Lo), pct(w.Hi), w.Trials)
+		fmt.Fprintf(b, " Overall exact match is %s (95%% CI %s–%s, %d trials)", pct(w.Accuracy), pct(w.Lo), pct(w.Hi), w.Trials)
 		if len(controls) > 0 {
 			b.WriteString("; no-event controls are answered correctly on " + joinList(controls))
 		}
@@ -129,8 +165,8 @@ func (r *Report) envelope(mi ModelInfo) string {
 	}
 	var others []string
 	for _, c := range mi.Conditions {
-		if c == base {
-			continue
+		if c == base || !r.hasEventTrials(mi.Model, c) {
+			continue // the baseline, or objects trials only
 		}
 		o := c.Label() + ": " + nLabel(maxBoundary(r.boundaryRows(mi.Model, c)))
 		if w, ok := r.wilsonAll(mi.Model, c); ok {
@@ -141,21 +177,22 @@ func (r *Report) envelope(mi ModelInfo) string {
 	if len(others) > 0 {
 		b.WriteString(" Other conditions (maximum count boundary, exact match): " + strings.Join(others, "; ") + ".")
 	}
-	failed, total := 0, 0
+}
+
+// hasEventTrials reports whether a model × condition has event-domain
+// trials, scored or failed.
+func (r *Report) hasEventTrials(model string, c Condition) bool {
+	for _, d := range r.Domains {
+		if d.Model == model && d.Policy == c.Policy && d.Prompt == c.Prompt {
+			return true
+		}
+	}
 	for _, f := range r.Failures {
-		if f.Model == mi.Model {
-			failed += f.Failed
+		if f.Model == model && f.Policy == c.Policy && f.Prompt == c.Prompt && !isObjects(f.Domain) {
+			return true
 		}
 	}
-	for _, c := range r.Cost {
-		if c.Model == mi.Model {
-			total += c.Trials
-		}
-	}
-	if failed > 0 {
-		fmt.Fprintf(&b, " %d of %d requests failed and are excluded from every accuracy.", failed, total)
-	}
-	return b.String()
+	return false
 }
 
 func (r *Report) boundaryRows(model string, c Condition) []BoundaryRow {

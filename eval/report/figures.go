@@ -38,9 +38,11 @@ func fileSafe(s string) string {
 	return b.String()
 }
 
-// planFigures names every figure: a heatmap per model × condition × domain,
-// intervention curves per model × domain, a prediction histogram per model
-// × condition.
+// planFigures names every figure: a heatmap per model × condition × event
+// domain, intervention curves per model × event domain, a prediction
+// histogram per model × condition over the event domains and another over
+// its objects trials (Domain objects), and CountVideoBench's EM and
+// Coverage by true count.
 func (r *Report) planFigures() {
 	used := map[string]bool{}
 	add := func(f Figure, parts ...string) {
@@ -76,6 +78,15 @@ func (r *Report) planFigures() {
 			Title: fmt.Sprintf("%s · %s: predicted counts", c.Model, Condition{c.Policy, c.Prompt}.Label())},
 			"hist", c.Model, c.Policy, c.Prompt)
 	}
+	for _, c := range r.CountVideoBench.Rows {
+		add(Figure{Kind: KindHistogram, Model: c.Model, Policy: c.Policy, Prompt: c.Prompt, Domain: ObjectsDomain,
+			Title: fmt.Sprintf("%s · %s: predicted counts, objects", c.Model, Condition{c.Policy, c.Prompt}.Label())},
+			"hist", ObjectsDomain, c.Model, c.Policy, c.Prompt)
+	}
+	if len(r.CountVideoBench.Rows) > 0 {
+		add(Figure{Kind: KindCardinalityEM, Domain: ObjectsDomain, Title: "Objects: exact match by true count (CountVideoBench Fig. 4)"}, "cvb", "em")
+		add(Figure{Kind: KindCardinalityCoverage, Domain: ObjectsDomain, Title: "Objects: coverage by true count (CountVideoBench Fig. 3)"}, "cvb", "coverage")
+	}
 }
 
 // curves returns the curve points of one model × domain grouped by
@@ -104,6 +115,8 @@ func (r *Report) RenderFigure(f Figure) ([]byte, error) {
 		p, side, w, h, err = r.curvePlot(f)
 	case KindHistogram:
 		p, w, h, err = r.histogram(f)
+	case KindCardinalityEM, KindCardinalityCoverage:
+		p, side, w, h, err = r.cardinalityPlot(f)
 	default:
 		err = fmt.Errorf("unknown figure kind %q", f.Kind)
 	}
@@ -450,7 +463,11 @@ func (b bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 // largest local excess and deficit (§5.2) marked.
 func (r *Report) histogram(f Figure) (*plot.Plot, vg.Length, vg.Length, error) {
 	var row CountRow
-	for _, c := range r.CountDistributions {
+	rows := r.CountDistributions
+	if isObjects(f.Domain) {
+		rows = r.CountVideoBench.Rows
+	}
+	for _, c := range rows {
 		if c.Model == f.Model && c.Policy == f.Policy && c.Prompt == f.Prompt {
 			row = c
 		}

@@ -63,8 +63,12 @@ type htmlDomainFigures struct {
 }
 
 type htmlModel struct {
-	Name         string
-	Anchor       string
+	Name   string
+	Anchor string
+	// Events is false for a model evaluated on objects clips only: its
+	// event-domain sections are left out.
+	Events       bool
+	Objects      bool // it has scored objects trials (the CountVideoBench section)
 	Envelope     string
 	Baseline     string
 	Heatmaps     []htmlDomainFigures
@@ -80,10 +84,20 @@ type htmlModel struct {
 	FrameFormula []string
 }
 
+// htmlCVB is the CountVideoBench section.
+type htmlCVB struct {
+	Table       htmlTable
+	Cardinality htmlTable
+	Views       htmlTable
+	Curves      []htmlImage
+	Histograms  []htmlImage
+}
+
 type htmlPage struct {
 	Title    string
 	Meta     []string
 	Models   []htmlModel
+	CVB      *htmlCVB
 	Table2   htmlTable
 	Table8   htmlTable
 	Failures htmlTable
@@ -131,7 +145,10 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 		return htmlImage{Src: template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(images[f.File])), Title: f.Title, File: f.File}
 	}
 	for _, mi := range r.Models {
-		hm := htmlModel{Name: mi.Model, Anchor: anchor(mi.Model), Baseline: mi.Baseline.Label()}
+		hm := htmlModel{Name: mi.Model, Anchor: anchor(mi.Model), Baseline: mi.Baseline.Label(), Events: len(eventDomains(mi.Domains)) > 0}
+		for _, c := range r.CountVideoBench.Rows {
+			hm.Objects = hm.Objects || c.Model == mi.Model
+		}
 		for _, e := range r.Reliability {
 			if e.Model == mi.Model {
 				hm.Envelope = e.Text
@@ -156,10 +173,10 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			if f.Model != mi.Model {
 				continue
 			}
-			switch f.Kind {
-			case KindCurves:
+			switch {
+			case f.Kind == KindCurves:
 				hm.Curves = append(hm.Curves, img(f))
-			case KindHistogram:
+			case f.Kind == KindHistogram && !isObjects(f.Domain):
 				hm.Histograms = append(hm.Histograms, img(f))
 			}
 		}
@@ -173,6 +190,18 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			hm.FrameFormula = []string{FormulaMultiFrameGain, FormulaOrderSensitivity, FormulaInfoDisparity}
 		}
 		pg.Models = append(pg.Models, hm)
+	}
+	if len(r.CountVideoBench.Rows) > 0 {
+		cvb := &htmlCVB{Table: r.cvbTable(), Cardinality: r.cardinalityTable(), Views: r.viewsTable()}
+		for _, f := range r.Figures {
+			switch {
+			case f.Kind == KindCardinalityEM || f.Kind == KindCardinalityCoverage:
+				cvb.Curves = append(cvb.Curves, img(f))
+			case f.Kind == KindHistogram && isObjects(f.Domain):
+				cvb.Histograms = append(cvb.Histograms, img(f))
+			}
+		}
+		pg.CVB = cvb
 	}
 	pg.Table2 = r.table2()
 	pg.Table8 = r.table8()
@@ -201,7 +230,7 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 	t := htmlTable{ID: anchor(mi.Model) + "-t1", Head: table1Columns,
 		Caption: fmt.Sprintf("Table 1: Timestamp-recovery evaluation for %s. Trace metrics use δ = %s and positive-event trials. Final EM includes no-event controls. Parts A–B: baseline %s. Part B uses N ≤ 3, N ≥ 5, F ≤ 2.0 and F ≥ 2.5 Hz.", mi.Model, r.ToleranceLabel, b.Label())}
 	t.Rows = append(t.Rows, htmlRow{Section: "Part A. Trace Evaluation by Task Domain"})
-	for _, d := range mi.Domains {
+	for _, d := range eventDomains(mi.Domains) {
 		if row, ok := r.domainRow(mi.Model, b, d); ok {
 			t.Rows = append(t.Rows, htmlRow{Cells: metricCells(DomainTitle(d), row.Metrics)})
 		}
@@ -221,7 +250,7 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 	if len(mi.Conditions) < 2 {
 		return t
 	}
-	for _, d := range mi.Domains {
+	for _, d := range eventDomains(mi.Domains) {
 		t.Rows = append(t.Rows, htmlRow{Section: "Part C. Trace Diagnosis of " + DomainTitle(d) + " Interventions"})
 		var visual, prompting, other []Condition
 		for _, c := range mi.Conditions {
@@ -262,7 +291,7 @@ func (r *Report) table4(mi ModelInfo) htmlTable {
 	t := htmlTable{ID: anchor(mi.Model) + "-t4",
 		Head:    []string{"Condition", "Correct Runs", "Total Runs", "Accuracy (%)", "Lower Interval (%)", "Upper Interval (%)"},
 		Caption: fmt.Sprintf("Table 4: %s seed-level variation. Intervals are two-sided 95%% Wilson score intervals for final-answer exact match.", mi.Model)}
-	for _, d := range append(append([]string{}, mi.Domains...), "all") {
+	for _, d := range append(eventDomains(mi.Domains), "all") {
 		t.Rows = append(t.Rows, htmlRow{Section: DomainTitle(d)})
 		for _, c := range mi.Conditions {
 			for _, w := range r.Wilson {
@@ -369,21 +398,15 @@ func (r *Report) table9(mi ModelInfo) htmlTable {
 func (r *Report) countTable(mi ModelInfo) htmlTable {
 	t := htmlTable{ID: anchor(mi.Model) + "-cvb",
 		Head: []string{"Condition", "EM (%)", "Acc@10% (%)", "Coverage (%)", "MAE", "RMSE", "|S|", "PP", "Max. local excess", "Max. local deficit", "Top-3 share of N (%)"},
-		Caption: "Count distribution (CountVideoBench §5.2): EM and Acc@10% over all scored trials (an unparseable answer is wrong), Coverage = answered/trials, MAE and RMSE over answered trials, " +
+		Caption: "Count distribution (CountVideoBench §5.2) over the event domains (objects trials: CountVideoBench section): EM and Acc@10% over all scored trials (an unparseable answer is wrong), Coverage = answered/trials, MAE and RMSE over answered trials, " +
 			"|S| distinct predicted values, PP = exp(entropy) with abstentions pooled as one outcome. Local excess at k: N_k − max(L_k, R_k); deficit: min(L_k, R_k) − N_k, with L_k = max(N_{k−1}, N_{k−2}), R_k = max(N_{k+1}, N_{k+2})."}
-	ext := func(e bool, v, a int, sign string) string {
-		if !e {
-			return "–"
-		}
-		return fmt.Sprintf("%s%d at %d", sign, a, v)
-	}
 	for _, c := range r.CountDistributions {
 		if c.Model != mi.Model {
 			continue
 		}
 		t.Rows = append(t.Rows, htmlRow{Cells: []string{Condition{c.Policy, c.Prompt}.Label(), pct1(c.EM), pct1(c.Acc10), pct1(c.Coverage),
 			fix2(c.MAE), fix2(c.RMSE), itoa(c.Support), fix2(c.Perplexity),
-			ext(c.Excess.Defined, c.Excess.Value, c.Excess.Amount, "+"), ext(c.Deficit.Defined, c.Deficit.Value, c.Deficit.Amount, "−"), pct1(c.Top3Share)}})
+			extreme(c.Excess, "+"), extreme(c.Deficit, "−"), pct1(c.Top3Share)}})
 	}
 	return t
 }
@@ -416,19 +439,25 @@ func (r *Report) frameTable(mi ModelInfo) *htmlTable {
 func (r *Report) table2() htmlTable {
 	t := htmlTable{ID: "t2", Head: []string{"Model", "Condition"},
 		Caption: "Cross-model temporal-profile summary (Table 2): exact match per domain; the maximum count boundary is the largest reliable contiguous positive-count prefix at any tested frequency and domain."}
-	for _, d := range r.DomainNames {
+	domains := eventDomains(r.DomainNames)
+	for _, d := range domains {
 		t.Head = append(t.Head, DomainTitle(d)+" EM (%)")
 	}
 	t.Head = append(t.Head, "Max. count boundary")
 	for _, mi := range r.Models {
 		for _, c := range mi.Conditions {
 			row := []string{mi.Model, c.Label()}
-			for _, d := range r.DomainNames {
+			found := false
+			for _, d := range domains {
 				cell := "–"
 				if dr, ok := r.domainRow(mi.Model, c, d); ok {
 					cell = pct1(dr.EM)
+					found = true
 				}
 				row = append(row, cell)
+			}
+			if !found {
+				continue // an objects-only condition: CountVideoBench section
 			}
 			cell := "–"
 			for _, m := range r.Macro {
@@ -520,6 +549,7 @@ var notes = []string{
 	"Macro Average is the unweighted mean of the domain rows. Part B regions pool domains: low count N ≤ 3, high count N ≥ 5 (N = 4 is in no region), low frequency F ≤ 2.0 Hz, high F ≥ 2.5 Hz; the N = 0 controls fall in low count, low frequency.",
 	"Boundaries use the contiguous-prefix rule (Eqs. 5–6): an isolated success after a failure never extends a boundary. Intervention curves average the cell accuracies over the tested frequencies at each N.",
 	"Wilson intervals are two-sided 95% score intervals (B.4). Every number on this page is in summary.json; tidy CSV tables are in tables/, figures in figures/.",
+	"Objects clips (CountVideoBench: N static objects of one class, a turning camera, no events) are scored on the count alone and appear only in the CountVideoBench section and the failure and cost tables: they have no events, so no trace metric, surface, boundary, region, taxonomy or tolerance applies to them. CountVideoBench's own metrics (§5.2) are defined in that section's caption.",
 }
 
 func (r *Report) writeHTML(w io.Writer, images map[string][]byte) error {
@@ -568,6 +598,7 @@ tr.family td { background: #f6f7fa; font-style: italic; font-weight: 500; }
 tr.sum td { border-top: 1px solid #999; font-weight: 600; }
 tr.sel td { background: #fff8e0; }
 td.err { white-space: normal; text-align: left; max-width: 520px; }
+#cvb-cardinality th { white-space: normal; max-width: 150px; vertical-align: bottom; }
 .note { font-size: 12px; color: #666; margin: 0 0 10px; }
 .formula { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; margin: 2px 0; }
 ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
@@ -578,7 +609,7 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 <h1>{{.Title}}</h1>
 {{range .Meta}}<p class="meta">{{.}}</p>
 {{end}}
-<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#notes">Definitions</a></nav>
+<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#notes">Definitions</a></nav>
 
 <h3>Reliability envelopes</h3>
 {{range .Models}}<p class="envelope" id="env-{{.Anchor}}">{{.Envelope}}</p>
@@ -595,7 +626,7 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 {{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{end}}
 {{range .Models}}
 <h2 id="{{.Anchor}}">{{.Name}}</h2>
-<p class="meta">Baseline condition: {{.Baseline}} · reliability envelope: <a href="#env-{{.Anchor}}">above</a></p>
+{{if .Events}}<p class="meta">Baseline condition: {{.Baseline}} · reliability envelope: <a href="#env-{{.Anchor}}">above</a>{{if .Objects}} · objects trials: <a href="#cvb">CountVideoBench section</a>{{end}}</p>
 
 <h3>Capability surfaces</h3>
 <p class="note">Final-answer exact match per (N, F) cell; N = 0 is the no-event control (frequency does not apply). Outlined cells lie inside the count boundary.</p>
@@ -617,9 +648,22 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 <h3>Count distribution</h3>
 {{template "table" .Counts}}
 <div class="figs">{{range .Histograms}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
-{{if .Frames}}<h3>Frame principles (TOMATO)</h3>
+{{else}}<p class="meta">Evaluated on objects clips only: see the <a href="#cvb">CountVideoBench section</a>.</p>
+{{end}}{{if .Frames}}<h3>Frame principles (TOMATO)</h3>
 {{range .FrameFormula}}<p class="formula">{{.}}</p>
 {{end}}{{template "table" .Frames}}{{end}}
+{{end}}
+{{with .CVB}}
+<h2 id="cvb">CountVideoBench (objects)</h2>
+<p class="note">Static objects of one class under a turning camera (CountVideoBench §4): the answer is the number of objects N, scored on the count alone. The paper's protocol is ten uniformly sampled frames with the bare question (uniform:10 · countvideobench).</p>
+{{template "table" .Table}}
+<div class="figs">{{range .Curves}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
+{{template "table" .Cardinality}}
+<h3>Prediction histograms</h3>
+<p class="note">How often each integer was predicted (bars; the largest local excess in red, the largest local deficit marked ▲) against the true-count design (dots), as CountVideoBench Fig. 5.</p>
+<div class="figs">{{range .Histograms}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
+<h3>Objects leaving the view</h3>
+{{template "table" .Views}}
 {{end}}
 
 <h2 id="cross">Cross-model</h2>

@@ -74,9 +74,17 @@ func (r *Report) paperComparison() PaperComparison {
 			pc.CountBoundary[d] = append(pc.CountBoundary[d], PaperNF{F: f, N: m[f], Label: boundaryLabel(m[f])})
 		}
 	}
+	// The comparison is over the event domains: a condition with only
+	// objects trials has nothing to compare.
+	withEvents := map[mcKey]bool{}
+	for _, row := range r.Domains {
+		withEvents[mcKey{row.Model, Condition{row.Policy, row.Prompt}}] = true
+	}
 	for _, mi := range r.Models {
 		for _, c := range mi.Conditions {
-			pc.ComparedTo = append(pc.ComparedTo, mi.Model+" · "+c.Label())
+			if withEvents[mcKey{mi.Model, c}] {
+				pc.ComparedTo = append(pc.ComparedTo, mi.Model+" · "+c.Label())
+			}
 		}
 	}
 	return pc
@@ -87,7 +95,7 @@ func (r *Report) paperComparison() PaperComparison {
 func (r *Report) paperTables() (htmlTable, htmlTable) {
 	t1 := htmlTable{ID: "paper-table1", Head: table1Columns,
 		Caption: "Table 1 Part A of low-frequency-trap (Gemini 3.6 Flash) beside every model and condition of this study, by domain. Trace metrics: δ = " + r.ToleranceLabel + " here, 1/(2F) in the paper."}
-	for _, d := range r.DomainNames {
+	for _, d := range eventDomains(r.DomainNames) {
 		t1.Rows = append(t1.Rows, htmlRow{Section: DomainTitle(d)})
 		for _, p := range PaperTable1A {
 			if p.Domain == d {
@@ -107,7 +115,7 @@ func (r *Report) paperTables() (htmlTable, htmlTable) {
 	}
 	t2 := htmlTable{ID: "paper-boundaries", Head: head,
 		Caption: "Count boundaries N*τ(F) (contiguous-prefix rule): the paper's Gemini 3.6 Flash as §4 states them, beside every model and condition of this study. – : frequency not tested here."}
-	for _, d := range r.DomainNames {
+	for _, d := range eventDomains(r.DomainNames) {
 		t2.Rows = append(t2.Rows, htmlRow{Section: DomainTitle(d)})
 		if m, ok := PaperCountBoundaries[d]; ok {
 			cells := []string{PaperModel}

@@ -87,7 +87,7 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 		prompts[c.Prompt] = true
 	}
 	for _, prompt := range sortedStrings(prompts) {
-		withRows := 0 // domains with a measure; "all" only pools two or more
+		withRows := 0 // event domains with a measure; "all" only pools two or more
 		for _, domain := range append(append([]string{}, mi.Domains...), "all") {
 			if domain == "all" && withRows < 2 {
 				continue
@@ -105,7 +105,9 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 				}
 				t := map[string]clipTally{}
 				for _, d := range mi.Domains {
-					if domain == "all" || d == domain {
+					// "all" pools the event domains: an objects clip's
+					// count is another task, shown in its own rows.
+					if domain == "all" && !isObjects(d) || d == domain {
 						tally(groups[mcdKey{mi.Model, c, d}], t)
 					}
 				}
@@ -114,7 +116,7 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 				}
 			}
 			r.framesFor(mi.Model, prompt, domain, byPolicy)
-			if len(r.FramePrinciples) > before {
+			if len(r.FramePrinciples) > before && !isObjects(domain) {
 				withRows++
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/score"
+	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -245,6 +246,26 @@ type SensitivityRow struct {
 	Metrics
 }
 
+// ObjectsDomain is CountVideoBench's static-object domain. Its trials are
+// scored on the count alone (score.TrialScore.CountOnly) and reported in
+// their own section, never in the event-domain tables.
+const ObjectsDomain = scene.ObjectsDomain
+
+func isObjects(domain string) bool { return domain == ObjectsDomain }
+
+// eventDomains drops the objects domain from a domain list: what the
+// tables of low-frequency-trap (surfaces, Table 1, 2, 4, 8, 9, boundaries,
+// the paper comparison) read.
+func eventDomains(ds []string) []string {
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if !isObjects(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // HistogramBin is how often one integer was predicted.
 type HistogramBin struct {
 	Value int `json:"value"`
@@ -252,8 +273,9 @@ type HistogramBin struct {
 }
 
 // CountRow holds CountVideoBench's count-distribution measures (§5.2, §6)
-// for one model × condition, pooled over domains, plus the histogram of
-// predicted counts the measures are read from.
+// for one model × condition, plus the histogram of predicted counts the
+// measures are read from: in Report.CountDistributions pooled over the
+// event domains, in Report.CountVideoBench.Rows over the objects trials.
 type CountRow struct {
 	Model  string `json:"model"`
 	Policy string `json:"policy"`
@@ -264,6 +286,26 @@ type CountRow struct {
 	Top3Share   float64        `json:"top3_share"`
 	Abstentions int            `json:"abstentions"`
 	Histogram   []HistogramBin `json:"histogram"`
+}
+
+// CVBSection is the objects domain (CountVideoBench §4–§6): its metrics
+// per model × condition, the view statistics of the evaluated clips, and
+// the figures the paper's text gives, for reference.
+type CVBSection struct {
+	// Rows are Table 2's measures and the per-cardinality EM and Coverage
+	// (ByCardinality, Figs. 3–4) over the scored objects trials of one
+	// model × condition.
+	Rows []CountRow `json:"rows"`
+	// Views summarise the distinct objects clips of the study (failed
+	// trials' clips too): the share in which some object leaves the view
+	// in some frame and the mean number that do, beside the paper's 83.0 %
+	// and 3.29 (§4.3).
+	Views             trace.ViewStats `json:"views"`
+	PaperShareLeaving float64         `json:"paper_share_leaving"`
+	PaperMeanLeaving  float64         `json:"paper_mean_leaving"`
+	// Reference is what the paper's text states of its models, humans and
+	// the Oracle (CVBReference).
+	Reference []CVBReferenceRow `json:"reference"`
 }
 
 // FrameSide is one of the two conditions a TOMATO measure compares,
@@ -366,22 +408,25 @@ type Report struct {
 	Models      []ModelInfo `json:"models"`
 	DomainNames []string    `json:"domain_names"`
 
-	Surfaces           []SurfaceCell    `json:"surfaces"`
-	Domains            []DomainRow      `json:"domains"`
-	Macro              []MacroRow       `json:"macro"`
-	Regions            []RegionRow      `json:"regions"`
-	Wilson             []WilsonRow      `json:"wilson"`
-	Boundaries         []BoundaryRow    `json:"boundaries"`
-	Curves             []CurvePoint     `json:"curves"`
-	Taxonomy           []TaxonomyRow    `json:"taxonomy"`
-	Sensitivity        []SensitivityRow `json:"sensitivity"`
-	CountDistributions []CountRow       `json:"count_distributions"`
-	FramePrinciples    []FrameRow       `json:"frame_principles"`
-	Reliability        []Envelope       `json:"reliability"`
-	Failures           []FailureRow     `json:"failures"`
-	FailedTrials       []FailedTrial    `json:"failed_trials"`
-	Cost               []CostRow        `json:"cost"`
-	Figures            []Figure         `json:"figures"`
+	Surfaces    []SurfaceCell    `json:"surfaces"`
+	Domains     []DomainRow      `json:"domains"`
+	Macro       []MacroRow       `json:"macro"`
+	Regions     []RegionRow      `json:"regions"`
+	Wilson      []WilsonRow      `json:"wilson"`
+	Boundaries  []BoundaryRow    `json:"boundaries"`
+	Curves      []CurvePoint     `json:"curves"`
+	Taxonomy    []TaxonomyRow    `json:"taxonomy"`
+	Sensitivity []SensitivityRow `json:"sensitivity"`
+	// CountDistributions are pooled over the event domains; the objects
+	// trials are in CountVideoBench.
+	CountDistributions []CountRow    `json:"count_distributions"`
+	CountVideoBench    CVBSection    `json:"countvideobench"`
+	FramePrinciples    []FrameRow    `json:"frame_principles"`
+	Reliability        []Envelope    `json:"reliability"`
+	Failures           []FailureRow  `json:"failures"`
+	FailedTrials       []FailedTrial `json:"failed_trials"`
+	Cost               []CostRow     `json:"cost"`
+	Figures            []Figure      `json:"figures"`
 	// PaperReference is the published Gemini 3.6 Flash numbers the
 	// study is shown beside (Table 1 Part A, the boundaries of §4).
 	PaperReference PaperComparison `json:"paper_reference"`
@@ -440,6 +485,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 	groups := map[mcdKey][]*scored{}
 	failed := map[mcdKey][]*results.Trial{}
 	all := map[mcKey][]*results.Trial{}
+	views := map[string]*trace.Trace{} // objects clip → its trace
 	for i := range trials {
 		t := &trials[i]
 		cond := Condition{t.Policy, t.Prompt}
@@ -452,11 +498,22 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 			r.Totals.Failed++
 			k := mcdKey{t.Model, cond, t.Domain}
 			failed[k] = append(failed[k], t)
+			if isObjects(t.Domain) && views[t.Clip] == nil {
+				// The clip was evaluated even if this request failed.
+				tr, err := decodeTrace(t)
+				if err != nil {
+					return nil, err
+				}
+				views[t.Clip] = tr
+			}
 			continue
 		}
 		s, err := scoreOne(t, tol)
 		if err != nil {
 			return nil, err
+		}
+		if isObjects(s.trial.Domain) {
+			views[t.Clip] = s.input.Trace
 		}
 		r.Totals.Scored++
 		if t.Count == nil {
@@ -480,6 +537,17 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 					continue
 				}
 				ts := trialsOf(g)
+				if isObjects(d) {
+					// Count-only trials: CountVideoBench's section, no
+					// event-domain table.
+					if len(f) > 0 {
+						r.Failures = append(r.Failures, failureRow(k, f, len(g)))
+					}
+					if len(g) > 0 {
+						r.CountVideoBench.Rows = append(r.CountVideoBench.Rows, countRow(mc, ts))
+					}
+					continue
+				}
 				pooled = append(pooled, ts...)
 				for _, s := range g {
 					inputs = append(inputs, s.input)
@@ -522,7 +590,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 			if err := r.addSensitivity(mc, inputs, tol); err != nil {
 				return nil, err
 			}
-			r.addCounts(mc, pooled)
+			r.CountDistributions = append(r.CountDistributions, countRow(mc, pooled))
 		}
 		r.addFramePrinciples(mi, groups)
 	}
@@ -535,9 +603,27 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 				Clip: t.Clip, Repeat: t.Repeat, Kind: t.ErrorKind, Error: t.Error, Attempts: t.Attempts})
 		}
 	}
+	r.addViews(views)
 	r.planFigures()
 	r.PaperReference = r.paperComparison()
 	return r, nil
+}
+
+// addViews fills the rest of the CountVideoBench section: the clips' view
+// statistics (trace.SummarizeViews, each clip once) and the paper's
+// reference figures.
+func (r *Report) addViews(views map[string]*trace.Trace) {
+	trs := make([]*trace.Trace, 0, len(views))
+	for _, id := range sortedStrings(views) {
+		trs = append(trs, views[id])
+	}
+	cvb := &r.CountVideoBench
+	if cvb.Rows == nil {
+		cvb.Rows = []CountRow{}
+	}
+	cvb.Views = trace.SummarizeViews(trs)
+	cvb.PaperShareLeaving, cvb.PaperMeanLeaving = trace.PaperShareLeaving, trace.PaperMeanLeaving
+	cvb.Reference = CVBReference
 }
 
 func checkOptions(opt Options) (score.Tolerance, float64, error) {
@@ -558,28 +644,48 @@ func checkOptions(opt Options) (score.Tolerance, float64, error) {
 	return tol, tau, nil
 }
 
-// scoreOne decodes a trial's trace and scores its parsed answer. The trace
-// is decoded but not validated: the score package checks what scoring
-// needs and names the clip in its error.
-func scoreOne(t *results.Trial, tol score.Tolerance) (*scored, error) {
-	where := fmt.Sprintf("clip %s (model %s, %s, repeat %d)", t.Clip, t.Model, Condition{t.Policy, t.Prompt}.Label(), t.Repeat)
+func where(t *results.Trial) string {
+	return fmt.Sprintf("clip %s (model %s, %s, repeat %d)", t.Clip, t.Model, Condition{t.Policy, t.Prompt}.Label(), t.Repeat)
+}
+
+// decodeTrace decodes a trial's stored trace and checks that it agrees
+// with the row: the same n, and an objects section exactly when the domain
+// is objects (so the report's split and the scorer's agree). It is not
+// validated further: the score package checks what scoring needs.
+func decodeTrace(t *results.Trial) (*trace.Trace, error) {
 	if len(t.Trace) == 0 {
-		return nil, fmt.Errorf("%s: %w: no trace stored", where, ErrTrial)
+		return nil, fmt.Errorf("%s: %w: no trace stored", where(t), ErrTrial)
 	}
 	var tr trace.Trace
 	if err := json.Unmarshal(t.Trace, &tr); err != nil {
-		return nil, fmt.Errorf("%s: %w: trace: %v", where, ErrTrial, err)
+		return nil, fmt.Errorf("%s: %w: trace: %v", where(t), ErrTrial, err)
 	}
 	if tr.ID == "" {
 		tr.ID = t.Clip
 	}
 	if tr.N != t.N {
-		return nil, fmt.Errorf("%s: %w: stored n=%d but its trace %s has n=%d", where, ErrTrial, t.N, tr.ID, tr.N)
+		return nil, fmt.Errorf("%s: %w: stored n=%d but its trace %s has n=%d", where(t), ErrTrial, t.N, tr.ID, tr.N)
 	}
-	in := score.TrialInput{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Trace: &tr, Count: t.Count, Reports: score.FromParsed(t.Events)}
-	sc, err := score.ScoreTrial(&tr, t.Count, in.Reports, tol)
+	if isObjects(tr.Domain) && !tr.IsObjects() {
+		return nil, fmt.Errorf("%s: %w: trace %s of domain %s has no objects section", where(t), ErrTrial, tr.ID, tr.Domain)
+	}
+	if !isObjects(tr.Domain) && tr.IsObjects() {
+		return nil, fmt.Errorf("%s: %w: trace %s of domain %s has an objects section", where(t), ErrTrial, tr.ID, tr.Domain)
+	}
+	return &tr, nil
+}
+
+// scoreOne decodes a trial's trace and scores its parsed answer; errors
+// name the clip.
+func scoreOne(t *results.Trial, tol score.Tolerance) (*scored, error) {
+	tr, err := decodeTrace(t)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, err
+	}
+	in := score.TrialInput{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Trace: tr, Count: t.Count, Reports: score.FromParsed(t.Events)}
+	sc, err := score.ScoreTrial(tr, t.Count, in.Reports, tol)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where(t), err)
 	}
 	return &scored{src: t, input: in, trial: score.Trial{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt,
 		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc}}, nil
@@ -632,7 +738,8 @@ func DomainTitle(d string) string {
 // index fills Models and DomainNames.
 func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results.Trial) {
 	type info struct {
-		conds   map[Condition]int // scored trials
+		conds   map[Condition]int  // scored event-domain trials
+		events  map[Condition]bool // conditions with event-domain trials
 		domains map[string]bool
 	}
 	models := map[string]*info{}
@@ -640,10 +747,19 @@ func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results
 	add := func(k mcdKey, n int) {
 		mi := models[k.model]
 		if mi == nil {
-			mi = &info{conds: map[Condition]int{}, domains: map[string]bool{}}
+			mi = &info{conds: map[Condition]int{}, events: map[Condition]bool{}, domains: map[string]bool{}}
 			models[k.model] = mi
 		}
-		mi.conds[k.cond] += n
+		if isObjects(k.domain) {
+			// Listed, but the baseline is read from event-domain trials:
+			// Table 1 has no objects row.
+			if _, ok := mi.conds[k.cond]; !ok {
+				mi.conds[k.cond] = 0
+			}
+		} else {
+			mi.conds[k.cond] += n
+			mi.events[k.cond] = true
+		}
 		mi.domains[k.domain] = true
 		domains[k.domain] = true
 	}
@@ -663,6 +779,9 @@ func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results
 		out.Baseline = out.Conditions[0]
 		best := -1
 		for _, c := range out.Conditions {
+			if len(mi.events) > 0 && !mi.events[c] {
+				continue // objects only: no Table 1 to show
+			}
 			paper := strings.HasPrefix(c.Policy, "native") && c.Prompt == "structured_trace"
 			if paper {
 				out.Baseline = c
@@ -854,7 +973,8 @@ func (r *Report) addSensitivity(k mcKey, inputs []score.TrialInput, tol score.To
 	return nil
 }
 
-func (r *Report) addCounts(k mcKey, ts []score.Trial) {
+// countRow computes CountVideoBench's measures over ts.
+func countRow(k mcKey, ts []score.Trial) CountRow {
 	preds := make([]score.CountPrediction, len(ts))
 	truths := make([]int, len(ts))
 	hist := map[int]int{}
@@ -874,7 +994,7 @@ func (r *Report) addCounts(k mcKey, ts []score.Trial) {
 		row.Histogram = append(row.Histogram, HistogramBin{Value: v, Count: c})
 	}
 	sort.Slice(row.Histogram, func(a, b int) bool { return row.Histogram[a].Value < row.Histogram[b].Value })
-	r.CountDistributions = append(r.CountDistributions, row)
+	return row
 }
 
 // maxBoundary combines maximum count boundaries (of several domains) as

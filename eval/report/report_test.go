@@ -448,7 +448,7 @@ func TestSummaryKeys(t *testing.T) {
 	_, dir := buildFixture(t)
 	s := loadSummary(t, dir)
 	for _, k := range []string{"schema", "study", "tolerance", "tau", "totals", "models", "surfaces", "domains", "macro", "regions", "wilson",
-		"boundaries", "curves", "taxonomy", "sensitivity", "count_distributions", "frame_principles", "reliability", "failures", "cost", "figures"} {
+		"boundaries", "curves", "taxonomy", "sensitivity", "count_distributions", "countvideobench", "frame_principles", "reliability", "failures", "cost", "figures"} {
 		if _, ok := s[k]; !ok {
 			t.Errorf("summary.json lacks %q", k)
 		}
@@ -706,6 +706,16 @@ func TestDemoTrialsBuild(t *testing.T) {
 	}
 	if r.Totals.Failed == 0 || r.Totals.Unparseable == 0 || len(r.FramePrinciples) == 0 || len(r.Models) != 2 {
 		t.Errorf("demo study lacks variety: %+v, %d frame rows", r.Totals, len(r.FramePrinciples))
+	}
+	// CountVideoBench: 26 cardinalities × 4 clips, both models, under
+	// uniform:10 · countvideobench; the objects traces are valid too.
+	if v := r.CountVideoBench.Views; len(r.CountVideoBench.Rows) != 2 || v.Clips != 26*4 || r.CountVideoBench.Rows[0].Policy != "uniform:10" {
+		t.Errorf("demo objects: %d rows, views %+v", len(r.CountVideoBench.Rows), v)
+	}
+	var x trace.Trace
+	last := trials[len(trials)-1]
+	if err := json.Unmarshal(last.Trace, &x); err != nil || x.Validate() != nil || !x.IsObjects() {
+		t.Errorf("demo objects trace %s: %v %v", last.Clip, err, x.Validate())
 	}
 }
 

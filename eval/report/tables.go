@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/eval/score"
 )
 
 // Table is one CSV table: tidy, one record per line, fractions not
@@ -126,29 +128,37 @@ func (r *Report) Tables() []Table {
 	}
 	ts = append(ts, t)
 
-	cd := Table{Name: "count_distribution.csv", Header: cat(mc, []string{"trials", "answered", "abstentions", "em", "acc10", "coverage", "mae", "rmse",
-		"support", "perplexity", "perplexity_answered", "excess_value", "excess_amount", "deficit_value", "deficit_amount", "top3_share"})}
-	ch := Table{Name: "count_histogram.csv", Header: cat(mc, []string{"value", "count"})}
-	cc := Table{Name: "count_by_cardinality.csv", Header: cat(mc, []string{"n", "trials", "answered", "correct", "em", "coverage"})}
-	for _, c := range r.CountDistributions {
-		key := []string{c.Model, c.Policy, c.Prompt}
-		ex := func(e bool, v, a int) []string {
-			if !e {
+	// Count distributions: the event domains pooled (count_*), and the
+	// objects trials (cvb_*), in the same layout.
+	ts = append(ts, countTables("count", r.CountDistributions)...)
+	ts = append(ts, countTables("cvb", r.CountVideoBench.Rows)...)
+	v := r.CountVideoBench.Views
+	ts = append(ts, Table{Name: "cvb_views.csv", Header: []string{"clips", "with_leaving", "share", "mean_leaving", "paper_share", "paper_mean_leaving"},
+		Rows: [][]string{{itoa(v.Clips), itoa(v.WithLeaving), f64(v.Share), f64(v.MeanLeaving),
+			f64(r.CountVideoBench.PaperShareLeaving), f64(r.CountVideoBench.PaperMeanLeaving)}}})
+	t = Table{Name: "cvb_reference.csv", Header: []string{"who", "videos", "em_percent", "acc10_percent", "support", "perplexity",
+		"excess_value", "excess_amount", "deficit_value", "deficit_amount", "source"}}
+	for _, p := range r.CountVideoBench.Reference {
+		optF := func(v *float64) string {
+			if v == nil {
+				return ""
+			}
+			return f64(*v)
+		}
+		support := ""
+		if p.Support != nil {
+			support = itoa(*p.Support)
+		}
+		optE := func(e *score.LocalExtreme) []string {
+			if e == nil {
 				return []string{"", ""}
 			}
-			return []string{itoa(v), itoa(a)}
+			return extremeCells(*e)
 		}
-		cd.Rows = append(cd.Rows, cat(key, []string{itoa(c.Trials), itoa(c.Answered), itoa(c.Abstentions), f64(c.EM), f64(c.Acc10), f64(c.Coverage),
-			f64(c.MAE), f64(c.RMSE), itoa(c.Support), f64(c.Perplexity), f64(c.PerplexityAnswered)},
-			ex(c.Excess.Defined, c.Excess.Value, c.Excess.Amount), ex(c.Deficit.Defined, c.Deficit.Value, c.Deficit.Amount), []string{f64(c.Top3Share)}))
-		for _, b := range c.Histogram {
-			ch.Rows = append(ch.Rows, cat(key, []string{itoa(b.Value), itoa(b.Count)}))
-		}
-		for _, b := range c.ByCardinality {
-			cc.Rows = append(cc.Rows, cat(key, []string{itoa(b.N), itoa(b.Trials), itoa(b.Answered), itoa(b.Correct), f64(b.EM), f64(b.Coverage)}))
-		}
+		t.Rows = append(t.Rows, cat([]string{p.Who, itoa(p.Videos), optF(p.EMPercent), optF(p.Acc10), support, optF(p.Perplexity)},
+			optE(p.Excess), optE(p.Deficit), []string{p.Source}))
 	}
-	ts = append(ts, cd, ch, cc)
+	ts = append(ts, t)
 
 	t = Table{Name: "frame_principles.csv", Header: []string{"model", "prompt", "domain", "measure", "symbol", "m", "clips",
 		"from_policy", "from_trials", "from_correct", "from_accuracy", "to_policy", "to_trials", "to_correct", "to_accuracy", "value", "defined"}}
@@ -184,6 +194,39 @@ func (r *Report) Tables() []Table {
 	}
 	ts = append(ts, t)
 	return ts
+}
+
+// extremeCells are a local excess or deficit as value, amount; empty when
+// undefined (nothing answered).
+func extremeCells(e score.LocalExtreme) []string {
+	if !e.Defined {
+		return []string{"", ""}
+	}
+	return []string{itoa(e.Value), itoa(e.Amount)}
+}
+
+// countTables are the CSV tables of count-distribution rows:
+// <prefix>_distribution.csv (one line per model × condition),
+// <prefix>_histogram.csv and <prefix>_by_cardinality.csv.
+func countTables(prefix string, rows []CountRow) []Table {
+	mc := []string{"model", "policy", "prompt"}
+	cd := Table{Name: prefix + "_distribution.csv", Header: cat(mc, []string{"trials", "answered", "abstentions", "em", "acc10", "coverage", "mae", "rmse",
+		"support", "perplexity", "perplexity_answered", "excess_value", "excess_amount", "deficit_value", "deficit_amount", "top3_share"})}
+	ch := Table{Name: prefix + "_histogram.csv", Header: cat(mc, []string{"value", "count"})}
+	cc := Table{Name: prefix + "_by_cardinality.csv", Header: cat(mc, []string{"n", "trials", "answered", "correct", "em", "coverage"})}
+	for _, c := range rows {
+		key := []string{c.Model, c.Policy, c.Prompt}
+		cd.Rows = append(cd.Rows, cat(key, []string{itoa(c.Trials), itoa(c.Answered), itoa(c.Abstentions), f64(c.EM), f64(c.Acc10), f64(c.Coverage),
+			f64(c.MAE), f64(c.RMSE), itoa(c.Support), f64(c.Perplexity), f64(c.PerplexityAnswered)},
+			extremeCells(c.Excess), extremeCells(c.Deficit), []string{f64(c.Top3Share)}))
+		for _, b := range c.Histogram {
+			ch.Rows = append(ch.Rows, cat(key, []string{itoa(b.Value), itoa(b.Count)}))
+		}
+		for _, b := range c.ByCardinality {
+			cc.Rows = append(cc.Rows, cat(key, []string{itoa(b.N), itoa(b.Trials), itoa(b.Answered), itoa(b.Correct), f64(b.EM), f64(b.Coverage)}))
+		}
+	}
+	return []Table{cd, ch, cc}
 }
 
 // kinds formats a by-kind count map as "kind=n; kind=n", sorted by kind.

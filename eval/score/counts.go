@@ -105,9 +105,16 @@ func CountDistribution(preds []CountPrediction) CountStats {
 		s.MAE, s.RMSE = absSum/a, math.Sqrt(sqSum/a)
 	}
 	s.Support = len(hist)
+	// The entropy is summed in a fixed order (by predicted value), not the
+	// map's: a different order changes the last bits of PP between runs.
+	values := make([]int, 0, len(hist))
+	for k := range hist {
+		values = append(values, k)
+	}
+	sort.Ints(values)
 	counts := make([]int, 0, len(hist)+1)
-	for _, n := range hist {
-		counts = append(counts, n)
+	for _, k := range values {
+		counts = append(counts, hist[k])
 	}
 	s.PerplexityAnswered = perplexity(counts)
 	if abstained := s.Trials - s.Answered; abstained > 0 {

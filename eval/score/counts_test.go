@@ -176,3 +176,21 @@ func TestPerplexityWithAbstentions(t *testing.T) {
 		}
 	}
 }
+
+// TestPerplexityDeterministic: the same predictions give bit-identical
+// PP on every call (the histogram is a map; its order must not leak into
+// the float sum).
+func TestPerplexityDeterministic(t *testing.T) {
+	var preds []CountPrediction
+	for i := range 200 {
+		v := (i*7919)%37 + 3
+		preds = append(preds, CountPrediction{Truth: 20, Pred: &v})
+	}
+	first := CountDistribution(preds)
+	for range 50 {
+		s := CountDistribution(preds)
+		if s.Perplexity != first.Perplexity || s.PerplexityAnswered != first.PerplexityAnswered {
+			t.Fatalf("PP %v then %v", first.Perplexity, s.Perplexity)
+		}
+	}
+}

@@ -28,6 +28,36 @@ func docExample(t *testing.T) string {
 	return string(m[1])
 }
 
+// TestLoadDocObjectsExample: the CountVideoBench study of docs/study.md
+// loads, and its dry run on one 1920×1080 objects clip is the per-trial
+// figure the section states (10 × 1,105 image tokens + 85 text tokens).
+func TestLoadDocObjectsExample(t *testing.T) {
+	b, err := os.ReadFile("../../docs/study.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- objects example -->\\s*```yaml\n(.*?)```").FindSubmatch(b)
+	if m == nil {
+		t.Fatal("docs/study.md has no objects example block")
+	}
+	s, err := Load(write(t, t.TempDir(), "cvb.yaml", string(m[1])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Conditions, []Condition{{"uniform:10", "countvideobench"}}) || s.Decoding.MaxTokens != 1024 {
+		t.Errorf("conditions %v, max_tokens %d", s.Conditions, s.Decoding.MaxTokens)
+	}
+	es, err := s.DryRun([]ClipInfo{{ID: "objects_N20_sphere-yellow_s03", Duration: 5, FPS: 30, N: 20, Width: 1920, Height: 1080}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "How many yellow spheres are in this video?" is 43 bytes, 11 tokens,
+	// one more than the red cubes' 10 of the 85.
+	if len(es) != 1 || es[0].Images != 10 || es[0].InputTokens != 10*1105+85+1 || es[0].OutputTokens != 1024 {
+		t.Errorf("dry run %+v", es)
+	}
+}
+
 func write(t *testing.T, dir, name, content string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
