@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tracegrid/tracegrid/eval/report"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/pipeline"
@@ -161,6 +162,24 @@ func TestObjectsClips(t *testing.T) {
 		if c, ok := tr.Correct(); !ok || c != (tr.N == 5) {
 			t.Errorf("%v: correct %v %v", tr.Key, c, ok)
 		}
+	}
+	// The report: one CountVideoBench row per answered condition, each of
+	// two trials with one right (N = 5) and one wrong (N = 7); the
+	// keyframes failures are listed; no event-domain table has a row.
+	rep, err := report.Build(trials, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.CountVideoBench.Rows) != 4 || len(rep.Domains) != 0 || len(rep.Surfaces) != 0 || rep.CountVideoBench.Views.Clips != 2 {
+		t.Fatalf("report: %d objects rows, %d domain rows, views %+v", len(rep.CountVideoBench.Rows), len(rep.Domains), rep.CountVideoBench.Views)
+	}
+	for _, c := range rep.CountVideoBench.Rows {
+		if c.Trials != 2 || c.EM != 0.5 || c.Coverage != 1 || c.MAE != 1 || c.Support != 1 {
+			t.Errorf("%s · %s: %+v", c.Policy, c.Prompt, c.CountStats)
+		}
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].Policy != "keyframes" || rep.Failures[0].Failed != 2 {
+		t.Errorf("failures %+v", rep.Failures)
 	}
 	// A rerun sends nothing: the keyframes failures are permanent.
 	n := len(srv.requests)
