@@ -172,7 +172,7 @@ func clipInfos(st *study.Study) ([]study.ClipInfo, error) {
 			return nil, err
 		}
 		out = append(out, study.ClipInfo{ID: e.ID, Domain: e.Domain, Duration: tr.Duration, FPS: float64(tr.FPS), N: tr.N,
-			Events: tr.Times(), Width: tr.Width, Height: tr.Height, Seed: tr.Seed})
+			Events: tr.Times(), Width: tr.Width, Height: tr.Height, Seed: tr.Seed, Class: tr.Class})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("manifest %s: no clips to evaluate", filepath.Clean(st.Manifest))
