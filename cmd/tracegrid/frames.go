@@ -14,6 +14,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/frames"
+	"github.com/tracegrid/tracegrid/eval/runner"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/pipeline"
@@ -114,7 +115,7 @@ Policies: ` + sampling.Policies,
 				if err != nil {
 					return err
 				}
-				sc := sampling.Clip{ID: clip.P.ID(), Duration: clip.P.Duration, FPS: float64(clip.P.FPS), Seed: clip.P.Seed, Events: tr.Times(), Pixels: frames.NewLowRes(r, clip)}
+				sc := sampling.Clip{ID: clip.P.ID(), Duration: clip.P.Duration, FPS: float64(clip.P.FPS), Seed: clip.P.Seed, Events: tr.Times(), InView: runner.InViewCounts(tr), Pixels: frames.NewLowRes(r, clip)}
 				plan, err := planWithLimit(pol, sc, maxImages, limitMode)
 				if err != nil {
 					return err

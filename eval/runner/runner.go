@@ -450,7 +450,7 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 		return in, sampling.Plan{Policy: t.cond.Policy}, int64(len(b)), nil
 	}
 	sc := sampling.Clip{ID: c.clip.P.ID(), Duration: c.clip.P.Duration, FPS: float64(c.clip.P.FPS), Seed: c.clip.P.Seed, Events: c.tr.Times(),
-		Pixels: frames.NewLowRes(r.opt.Renderer, c.clip)}
+		InView: InViewCounts(c.tr), Pixels: frames.NewLowRes(r.opt.Renderer, c.clip)}
 	plan, err := pol.Plan(sc)
 	if err != nil {
 		return in, plan, 0, err
@@ -497,4 +497,17 @@ func retries(n int) int {
 		return -1
 	}
 	return n
+}
+
+// InViewCounts is, for a static-object clip, the number of objects in view
+// per frame (single:best reads it); nil for event clips.
+func InViewCounts(tr *trace.Trace) []int {
+	if !tr.IsObjects() {
+		return nil
+	}
+	out := make([]int, len(tr.Objects.InView))
+	for k, ids := range tr.Objects.InView {
+		out[k] = len(ids)
+	}
+	return out
 }

@@ -76,6 +76,10 @@ type Clip struct {
 	// Events are the true event times; only keyframes and single:best read
 	// them.
 	Events []float64
+	// InView, for a static-object clip (no events), is the number of
+	// objects in view at each frame k (t = k/FPS), from the trace; only
+	// single:best reads it.
+	InView []int
 	// Pixels is read only by adaptive.
 	Pixels PixelSource
 }
@@ -265,8 +269,10 @@ func (s singleRandom) Plan(c Clip) (Plan, error) {
 
 // singleBest is the one frame a human picker would show for a counting
 // question: the middle true event t_⌈N/2⌉, where an event is on screen
-// (contact, lit pulse, new highlight). A no-event clip gets its middle
-// frame. The model never sees the trace, only the frame.
+// (contact, lit pulse, new highlight). A static-object clip gets the frame
+// with the most objects in view (the one nearest the middle among equals);
+// a no-event clip its middle frame. The model never sees the trace, only
+// the frame.
 type singleBest struct{}
 
 func (singleBest) String() string { return "single:best" }
@@ -278,6 +284,14 @@ func (s singleBest) Plan(c Clip) (Plan, error) {
 	t := c.Duration / 2
 	if n := len(c.Events); n > 0 {
 		t = c.Events[(n-1)/2]
+	} else if len(c.InView) > 0 {
+		mid, best := float64(len(c.InView)-1)/2, 0
+		for k, v := range c.InView {
+			if v > c.InView[best] || v == c.InView[best] && math.Abs(float64(k)-mid) < math.Abs(float64(best)-mid) {
+				best = k
+			}
+		}
+		t = float64(best) / c.FPS
 	}
 	return inOrder(s.String(), []float64{t}), nil
 }

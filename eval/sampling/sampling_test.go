@@ -124,6 +124,12 @@ func TestSingleFrames(t *testing.T) {
 	if b := mustPlan(t, "single:best", clip24()); b.Frames[0].T != 12 {
 		t.Errorf("single:best with N=0 = %v, want mid-clip", b.Frames[0].T)
 	}
+	// A static-object clip: the frame with the most objects in view; of
+	// frames 1 and 4 (5 in view each) frame 4 is nearer the middle (3).
+	objs := Clip{ID: "objects_N05_cube-red_s00", Duration: 7.0 / 10, FPS: 10, InView: []int{3, 5, 4, 4, 5, 2, 1}}
+	if b := mustPlan(t, "single:best", objs); len(b.Frames) != 1 || math.Abs(b.Frames[0].T-0.4) > 1e-12 {
+		t.Errorf("single:best on objects = %+v, want frame 4 (t = 0.4)", b.Frames)
+	}
 	r1, r2 := mustPlan(t, "single:random", c), mustPlan(t, "single:random", c)
 	if len(r1.Frames) != 1 || r1.Frames[0] != r2.Frames[0] {
 		t.Errorf("single:random not fixed: %+v %+v", r1.Frames, r2.Frames)
