@@ -18,6 +18,9 @@ const (
 	BounceBall   = "bounce_ball"
 	Blinking     = "blinking"
 	StateMachine = "state_machine"
+	// Objects is CountVideoBench's static objects: how many objects of
+	// one colour and shape the video shows (ObjectsQuestion).
+	Objects = "objects"
 )
 
 // Event is one event the detector saw.
@@ -38,11 +41,13 @@ type Event struct {
 
 // Result is what the detector perceived for one request.
 type Result struct {
-	Domain string  // "" when the question names no event the detector knows
-	Ledger bool    // the question asks for timestamps (an event ledger)
-	Timed  bool    // the frames carry time labels
-	Frames int     // pictures analysed
-	Events []Event // in time order
+	Domain string // "" when the question names no event the detector knows
+	// Colour and Shape are the objects asked about (domain objects).
+	Colour, Shape string
+	Ledger        bool    // the question asks for timestamps (an event ledger)
+	Timed         bool    // the frames carry time labels
+	Frames        int     // pictures analysed
+	Events        []Event // in time order
 	// Note says why no count could be given (no known event in the
 	// question, no frames, or a scene the analysis could not find); the
 	// reply then holds no count.
@@ -80,7 +85,7 @@ func (d *Detector) Answer(msgs []chat.Message) (string, error) {
 func (d *Detector) Perceive(in *Input) (Result, error) {
 	res := Result{Domain: InferDomain(in.Question), Ledger: WantsLedger(in.Question)}
 	if res.Domain == "" {
-		res.Note = "The question does not say which events to count (wall contacts of a ball, blinks of a light, or transitions of a state machine), so I cannot determine a count."
+		res.Note = "The question does not say which events to count (wall contacts of a ball, blinks of a light, or transitions of a state machine) or which objects (a colour and cube or sphere), so I cannot determine a count."
 		return res, nil
 	}
 	frames := usableFrames(in)
@@ -92,6 +97,10 @@ func (d *Detector) Perceive(in *Input) (Result, error) {
 	}
 	var tr tracker
 	switch res.Domain {
+	case Objects:
+		res.Colour, res.Shape, _ = ObjectsQuestion(in.Question)
+		res.Ledger = false
+		tr = newObjectsTracker(res.Colour, res.Shape)
 	case BounceBall:
 		tr = &bounceTracker{}
 	case Blinking:
@@ -218,15 +227,18 @@ var domainWords = []struct {
 
 // InferDomain names the domain whose events the question asks about, by
 // weighted keyword counts; "" when no domain word appears or two domains
-// tie.
+// tie. A colour followed by cube(s) or sphere(s) ("How many red cubes are
+// in this video?") weighs like a domain word of Objects.
 func InferDomain(question string) string {
 	q := strings.ToLower(question)
 	score := map[string]int{}
 	for _, w := range domainWords {
 		score[w.domain] += w.weight * len(w.re.FindAllStringIndex(q, -1))
 	}
+	// A colour followed by cube(s) or sphere(s) asks about objects.
+	score[Objects] = 3 * len(reObjectsAsk.FindAllStringIndex(q, -1))
 	best, bestScore, tie := "", 0, false
-	for _, d := range []string{BounceBall, Blinking, StateMachine} {
+	for _, d := range []string{BounceBall, Blinking, StateMachine, Objects} {
 		switch s := score[d]; {
 		case s > bestScore:
 			best, bestScore, tie = d, s, false
@@ -264,6 +276,15 @@ func (r Result) Text() string {
 		return r.Note
 	}
 	var b strings.Builder
+	if r.Domain == Objects {
+		noun := r.Colour + " " + r.Shape + "s"
+		if len(r.Events) == 0 {
+			fmt.Fprintf(&b, "No %s are visible in the frames: \\boxed{0}", noun)
+		} else {
+			fmt.Fprintf(&b, "Counting the distinct %s across the frames, each once although the camera turns: \\boxed{%d}", noun, len(r.Events))
+		}
+		return b.String()
+	}
 	noun := map[string]string{BounceBall: "wall contacts", Blinking: "blinks", StateMachine: "state transitions"}[r.Domain]
 	if r.Ledger {
 		if len(r.Events) == 0 {

@@ -24,14 +24,16 @@
 //
 // InferDomain reads the question for the events it names (ball, wall,
 // bounce → bounce_ball; blink, light up, flash → blinking; transition,
-// highlight, state machine → state_machine; weighted keyword counts, a tie
-// or no match meaning unknown). An unknown question, or no frames, gets a
+// highlight, state machine → state_machine; a colour followed by cube(s)
+// or sphere(s), as in CountVideoBench's "How many red cubes are in this
+// video?" → objects, whose colour and shape ObjectsQuestion reads;
+// weighted keyword counts, a tie or no match meaning unknown). An unknown question, or no frames, gets a
 // reply that says so and states no count. WantsLedger decides the format:
 // a question asking for timestamps, a list of every event, a running
 // count or step-by-step work gets one ledger line per event, "mm:ss.ss —
 // attribute — running count k", then "Final answer: \boxed{N}"; otherwise
 // (or when the question asks for the number only) one sentence ending in
-// \boxed{N}.
+// \boxed{N}. Objects are always answered with the sentence.
 //
 // # Image analysis
 //
@@ -72,6 +74,25 @@
 // answer parser's label form, with sub-pixel box fitting; labels are given
 // only when every node reads differently, else the ledger numbers the
 // nodes by first highlight and states no labels.
+//
+// objects: the pixels of the asked colour are those whose hue is nearest
+// that colour's among eight named hues, with saturation ≥ 0.3 and a
+// smallest channel below 128 (the ground is white with grey lines); their
+// 8-connected components are blobs. The camera turns about its centre, so
+// two frames are related by the rotation homography K R K⁻¹ whatever the
+// depth: K is a pinhole with the renderer's 45° vertical field of view and
+// square pixels, assumed like a known lens. Each frame's rotation is found
+// by a grid search over yaw and pitch that lays its whole blobs' centroids
+// onto the directions seen so far, refined by a least-squares fit of all
+// three angles (Horn's quaternion method), then refitted against the
+// directions of all frames. The world's vertical is the normal of the
+// frames' horizontal axes. Every frame's mask is then laid onto one mosaic
+// over azimuth and elevation, where a direction is the colour when most
+// frames that see it say so; every object appears there once, however the
+// frames cut or merged it. Each mosaic blob counts as round(ratio / 0.92)
+// objects, ratio being its solid angle over one object's at its elevation
+// (∝ sin² of the elevation on a ground plane, fitted to the blobs), or as
+// many as its distance transform has clear peaks if more.
 //
 // # Serving
 //
