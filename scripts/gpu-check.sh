@@ -29,6 +29,16 @@ out=BENCHMARKS.gpu.md
 		else
 			echo "- $codec: $(tail -1 /tmp/gpu-render.log)"
 		fi
+		# The objects benchmark: six 1920x1080 CountVideoBench clips (900 frames).
+		{ cat scripts/bench-objects.yaml; printf "encoder: {codec: %s, threads: 0}\n" "$codec"; } > /tmp/gpu-obj.yaml
+		rm -rf /tmp/gpu-obj
+		t0=$(date +%s.%N)
+		if $BIN render --spec /tmp/gpu-obj.yaml --out /tmp/gpu-obj --workers "$(nproc)" 2>/tmp/gpu-obj.log; then
+			t1=$(date +%s.%N)
+			echo "- \`render --spec scripts/bench-objects.yaml\` (1920x1080) with $codec: $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s for 900 frames"
+		else
+			echo "- objects, $codec: $(tail -1 /tmp/gpu-obj.log)"
+		fi
 	done
 } > "$out" 2>&1
 cat "$out"
