@@ -48,6 +48,7 @@ pipeline_bench() {
 	pipe_s=$(calc "$t1 - $t0")
 	clips=$(wc -l < "$out/manifest.jsonl")
 	frames=$(awk -F'"frames":' '{ split($2, a, ","); s += a[1] } END { print s }' "$out/manifest.jsonl")
+	local codec preset crf fps size threads
 	read -r codec preset crf fps size threads <<<"$($BIN bench-settings "$@")"
 	local ids
 	ids=$(sed -E 's/.*"id":"([^"]+)".*/\1/' "$out/manifest.jsonl")
@@ -97,10 +98,13 @@ pipeline_bench() {
 	printf -v "${pfx}_frames" %s "$frames"
 	printf -v "${pfx}_size" %s "$size"
 	printf -v "${pfx}_par" %s "$par"
+	local v
+	for v in codec preset crf fps threads; do printf -v "${pfx}_$v" %s "${!v}"; done
 }
 
 pipeline_bench main --grid "$GRID"
 pipe_s=$main_pipe_s ref_s=$main_ref_s refp_s=$main_refp_s clips=$main_clips frames=$main_frames size=$main_size par=$main_par
+codec=$main_codec preset=$main_preset crf=$main_crf fps=$main_fps threads=$main_threads
 pipeline_bench obj --spec scripts/bench-objects.yaml
 
 # Frame streams (evaluation): fps:16 JPEG frames of 24 s clips, rendered
@@ -135,7 +139,7 @@ fmt() { printf "%.0f" "$1"; }
 	echo "# Benchmarks"
 	echo
 	echo "Measured by \`make bench\` (scripts/bench.sh) on $(date -u +%Y-%m-%d): $(nproc) cores ($cpu), GL_RENDERER \`$gl\`."
-	echo "Frames are $size at $fps fps; encoder $codec preset $preset crf $crf. One run: the machine is shared and"
+	echo "Frames are $size at $fps fps (objects: $obj_size); encoder $codec preset $preset crf $crf. One run: the machine is shared and"
 	echo "noisy, so compare rows of the same run (the ratio), not runs."
 	echo
 	echo "| stage | frames/s | how |"
@@ -162,6 +166,10 @@ fmt() { printf "%.0f" "$1"; }
 	echo "| reference B: \`ffmpeg\` encode only, same frames, same settings | $(fmt "$(calc "$obj_frames / $obj_refp_s")") | \`-threads $threads\`, $obj_par processes in parallel: $(printf %.2f "$obj_refp_s") s |"
 	echo
 	echo "Whole objects render ÷ ffmpeg encode-only time: **$(printf %.2f "$(calc "$obj_pipe_s / $obj_ref_s")")×** against A, **$(printf %.2f "$(calc "$obj_pipe_s / $obj_refp_s")")×** against B."
+	echo
+	echo "Here rendering, not encoding, sets the pace: a 1080p world frame with 4× MSAA is drawn, resolved"
+	echo "and read back by llvmpipe on the same two cores the encoders use (compare the render rows with"
+	echo "reference B). On a GPU the render rows are what scripts/gpu-check.sh measures."
 	echo
 	echo "## Frame streams for evaluation"
 	echo
