@@ -123,7 +123,11 @@ Policies: ` + sampling.Policies,
 				idx.Clip, idx.Source, idx.Note, idx.Limit, idx.Events = clip.P.ID(), "scene", plan.Note, plan.Limit, tr.Times()
 				idx.Width, idx.Height = pick(w, clip.P.Width), pick(h, clip.P.Height)
 				stream = src.Stream(cmd.Context(), clip, plan)
-				sheetOpt = frames.SheetOptions{Title: fmt.Sprintf("%s — %s (N=%d, F=%s Hz)", clip.P.ID(), plan.Policy, tr.N, strconv.FormatFloat(tr.F, 'f', -1, 64)),
+				about := fmt.Sprintf("N=%d, F=%s Hz", tr.N, strconv.FormatFloat(tr.F, 'f', -1, 64))
+				if tr.IsObjects() {
+					about = fmt.Sprintf("%d %s objects", tr.N, tr.Class)
+				}
+				sheetOpt = frames.SheetOptions{Title: fmt.Sprintf("%s — %s (%s)", clip.P.ID(), plan.Policy, about),
 					Duration: clip.P.Duration, Events: tr.Times(), FrameSpan: 1 / float64(clip.P.FPS)}
 				if exact {
 					sheetOpt.FrameSpan = 0
