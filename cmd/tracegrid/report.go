@@ -28,7 +28,9 @@ self-contained DIR/index.html (figures embedded, no network needed to view it),
 DIR/summary.json with every number, DIR/tables/*.csv and DIR/figures/*.png:
 capability-surface heatmaps, intervention curves, the paper's tables (Table 1
 A–C, Table 4, Table 8, Table 9), boundary summaries, count distributions,
-TOMATO frame principles and a reliability envelope per model.
+TOMATO frame principles, a reliability envelope per model, and for objects clips
+the CountVideoBench section (EM, Acc@10%, Coverage, MAE, RMSE, |S|, PP, histograms
+with local excess and deficit, EM and Coverage per cardinality, objects leaving the view).
 
 Failed requests (a stored error) are counted and listed but not scored; an
 answer whose count could not be parsed is scored incorrect.`,
