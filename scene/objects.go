@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/tracegrid/tracegrid/trace"
@@ -65,8 +64,8 @@ func ObjectClasses() []string {
 
 // SplitClass splits "<shape>-<colour>" and checks both halves.
 func SplitClass(class string) (shape, color string, err error) {
-	shape, color, ok := strings.Cut(class, "-")
-	if !ok || !slices.Contains(trace.ObjectShapes, shape) || !slices.Contains(trace.ObjectColors, color) {
+	shape, color, ok := trace.SplitClass(class)
+	if !ok {
 		return "", "", fmt.Errorf("unknown object class %q (known: %s)", class, strings.Join(ObjectClasses(), ", "))
 	}
 	return shape, color, nil
@@ -211,9 +210,10 @@ func (s *objectsScene) camera(t float64) Camera {
 	return cam
 }
 
-// inView reports whether a point projects inside the frame.
-func inView(cam Camera, p Vec3, aspect float64) bool {
-	x, y, _, front := cam.Project(p, aspect)
+// inView reports whether a point projects inside the frame of the camera
+// whose ViewProjection is vp (as Camera.Project decides it).
+func inView(vp Mat4, p Vec3) bool {
+	x, y, _, front := vp.project(p)
 	return front && x >= -1 && x <= 1 && y >= -1 && y <= 1
 }
 
@@ -226,10 +226,10 @@ func (s *objectsScene) computeInView(p Params, aspect float64) bool {
 	seen := make([]int, p.N)
 	o.FramesAllInView = 0
 	for k := range frames {
-		cam := s.camera(float64(k) / float64(p.FPS))
+		vp := s.camera(float64(k) / float64(p.FPS)).ViewProjection(aspect)
 		ids := []int{}
 		for i, it := range o.Items {
-			if inView(cam, Vec3(it.Center), aspect) {
+			if inView(vp, Vec3(it.Center)) {
 				ids = append(ids, i)
 				seen[i]++
 			}

@@ -177,7 +177,12 @@ func (c Camera) ViewProjection(aspect float64) Mat4 {
 // [−1, 1] are inside the view (y up), depth in [−1, 1] between Near and Far.
 // front is false for a point at or behind the camera plane.
 func (c Camera) Project(p Vec3, aspect float64) (x, y, depth float64, front bool) {
-	h := c.ViewProjection(aspect).Apply(p)
+	return c.ViewProjection(aspect).project(p)
+}
+
+// project is Project with the matrix made once, for many points.
+func (m Mat4) project(p Vec3) (x, y, depth float64, front bool) {
+	h := m.Apply(p)
 	if h[3] <= 1e-12 {
 		return 0, 0, 0, false
 	}

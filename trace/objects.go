@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Objects is the ground truth of a static-object clip (CountVideoBench §4):
@@ -95,6 +96,16 @@ var (
 	ObjectColors = []string{"red", "blue", "green", "yellow", "purple"}
 )
 
+// SplitClass splits an object class "<shape>-<colour>" into its halves;
+// ok is false unless both are known (ObjectShapes, ObjectColors).
+func SplitClass(class string) (shape, color string, ok bool) {
+	shape, color, ok = strings.Cut(class, "-")
+	if !ok || !slices.Contains(ObjectShapes, shape) || !slices.Contains(ObjectColors, color) {
+		return "", "", false
+	}
+	return shape, color, true
+}
+
 func (tr *Trace) validateObjects() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrObjects, fmt.Sprintf(format, args...))
@@ -103,7 +114,7 @@ func (tr *Trace) validateObjects() error {
 	if o == nil {
 		return bad("class %q but no objects section", tr.Class)
 	}
-	if !slices.Contains(ObjectShapes, o.Shape) || !slices.Contains(ObjectColors, o.Color) {
+	if _, _, ok := SplitClass(o.Shape + "-" + o.Color); !ok {
 		return bad("unknown class %s-%s", o.Shape, o.Color)
 	}
 	if tr.Class != o.Shape+"-"+o.Color {

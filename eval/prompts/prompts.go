@@ -158,7 +158,7 @@ const sampleClass = "cube-red"
 // "How many [color] [shape]s are in this video?"). A ledger lists each
 // object once, at the time it is first seen.
 func objectsQuestion(class string) Question {
-	shape, color, _ := strings.Cut(class, "-")
+	shape, color, _ := trace.SplitClass(class)
 	return Question{
 		Text:       "How many " + color + " " + shape + "s are in this video?",
 		EventNoun:  "object",
@@ -169,8 +169,7 @@ func objectsQuestion(class string) Question {
 // CheckClass reports whether class is an objects class "<shape>-<colour>"
 // (shapes and colours of trace.ObjectShapes and trace.ObjectColors).
 func CheckClass(class string) error {
-	shape, color, ok := strings.Cut(class, "-")
-	if !ok || !slices.Contains(trace.ObjectShapes, shape) || !slices.Contains(trace.ObjectColors, color) {
+	if _, _, ok := trace.SplitClass(class); !ok {
 		return fmt.Errorf("prompts: unknown object class %q (want <shape>-<colour>, shape %s, colour %s)",
 			class, strings.Join(trace.ObjectShapes, "|"), strings.Join(trace.ObjectColors, "|"))
 	}

@@ -353,8 +353,8 @@ func classFromID(id string) string {
 }
 
 // planFor is the policy's plan; adaptive:B becomes B uniform frames. An
-// objects clip has no events by design, so single:best takes its middle
-// frame rather than asking for event times.
+// objects clip has no events by design, so single:best is not refused for
+// their absence (it shows one frame either way, which is all a cost needs).
 func planFor(pol sampling.Policy, c ClipInfo, objects bool) (sampling.Plan, error) {
 	sc := sampling.Clip{ID: c.ID, Duration: c.Duration, FPS: c.FPS, Seed: c.Seed, Events: c.Events}
 	name := pol.String()
