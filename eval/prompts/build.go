@@ -42,6 +42,17 @@ type Input struct {
 	// Detail is the image detail hint copied to every image part (low,
 	// high, auto; empty sends none).
 	Detail string
+	// Labels is how each frame is introduced (chat.Labels): its time,
+	// its position only, or nothing; empty means chat.LabelsTime.
+	Labels chat.Labels
+}
+
+// labels is in.Labels with its default.
+func (in Input) labels() chat.Labels {
+	if in.Labels == "" {
+		return chat.LabelsTime
+	}
+	return in.Labels
 }
 
 // data checks in and makes the template data.
@@ -67,14 +78,20 @@ func (in Input) data() (Data, error) {
 			return Data{}, fmt.Errorf("prompts: frame %d (t = %.3f s) has no image", i, f.T)
 		}
 	}
+	labels := in.labels()
+	if _, err := chat.ParseLabels(string(labels)); err != nil {
+		return Data{}, fmt.Errorf("prompts: %w", err)
+	}
+	video := in.VideoURL != ""
 	return Data{Question: q.Text, Domain: in.Domain, EventNoun: q.EventNoun, Attributes: q.Attributes,
-		Duration: in.Duration, Frames: len(in.Frames), Video: in.VideoURL != ""}, nil
+		Duration: in.Duration, Frames: len(in.Frames), Video: video, Labels: string(labels), Timed: video || labels.Timed()}, nil
 }
 
 // Build makes the first turn's messages: the system message when the
 // template has one, then one user message holding the instructions text
-// and, for every frame in the given order, a text part
-// chat.FrameLabel(position, total, t) followed by the image part {URL:
+// and, for every frame in the given order, the text part of its label
+// (in.Labels: chat.FrameLabel(position, total, t), chat.PositionLabel or,
+// for chat.LabelsNone, no text part) followed by the image part {URL:
 // DataURL, Detail}; with a native video, a text part chat.VideoLabel and
 // the video part instead. Build also renders the follow-up turn, so a
 // template that builds has a FollowUpMessage that cannot fail.
@@ -96,10 +113,12 @@ func (t Template) Build(in Input) ([]chat.Message, error) {
 	if in.VideoURL != "" {
 		parts = append(parts, chat.Text(chat.VideoLabel(in.Duration)), chat.Part{Type: chat.TypeVideo, URL: in.VideoURL})
 	}
+	labels := in.labels()
 	for _, f := range in.Frames {
-		parts = append(parts,
-			chat.Text(chat.FrameLabel(f.Position, len(in.Frames), f.T)),
-			chat.Part{Type: chat.TypeImage, URL: f.DataURL, Detail: in.Detail})
+		if l := labels.Label(f.Position, len(in.Frames), f.T); l != "" {
+			parts = append(parts, chat.Text(l))
+		}
+		parts = append(parts, chat.Part{Type: chat.TypeImage, URL: f.DataURL, Detail: in.Detail})
 	}
 	return append(msgs, chat.Message{Role: chat.RoleUser, Parts: parts}), nil
 }

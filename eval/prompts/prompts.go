@@ -24,7 +24,11 @@
 // event, "mm:ss.s — <attribute> — running count k", whose times and
 // attributes package parse reads. Times refer to the frame
 // labels (chat.FrameLabel, placed before every image) or, for a native
-// video, to the time since the video's start.
+// video, to the time since the video's start. Under the label modes
+// position and none (Input.Labels, chat.Labels) the model is told no
+// frame's time, and the built-in templates state none either: their
+// ledgers name frames ("frame f — … — running count k"), which package
+// parse maps back to the frame's sample time.
 package prompts
 
 import (
@@ -43,6 +47,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -86,6 +91,8 @@ type Template struct {
 //	{{.Duration}}   the clip's length in seconds (24 prints as 24, 7.5 as 7.5)
 //	{{.Frames}}     the number of frames shown (0 with a native video)
 //	{{.Video}}      true when the input is the native video, not frames
+//	{{.Labels}}     the frames' label mode: "time", "position" or "none" (chat.Labels; "time" with a video)
+//	{{.Timed}}      true when the model is told when each frame is: a video, or labels "time"
 type Data struct {
 	Question   string
 	Domain     string
@@ -94,6 +101,8 @@ type Data struct {
 	Duration   float64
 	Frames     int
 	Video      bool
+	Labels     string
+	Timed      bool
 }
 
 // Question is a domain's counting question.
@@ -349,7 +358,11 @@ func (t Template) Check() error {
 		return fmt.Errorf("prompts: template %q: user text is empty", t.Name)
 	}
 	for _, dom := range slices.Sorted(maps.Keys(Questions())) {
-		for _, d := range []Data{sampleData(dom, 4, false), sampleData(dom, 0, true), sampleData(dom, 0, false)} {
+		ds := []Data{sampleData(dom, 0, true, chat.LabelsTime), sampleData(dom, 0, false, chat.LabelsTime)}
+		for _, l := range chat.LabelModes {
+			ds = append(ds, sampleData(dom, 4, false, l))
+		}
+		for _, d := range ds {
 			if _, _, _, err := t.render(d); err != nil {
 				return err
 			}
@@ -358,10 +371,10 @@ func (t Template) Check() error {
 	return nil
 }
 
-func sampleData(domain string, frames int, video bool) Data {
+func sampleData(domain string, frames int, video bool, labels chat.Labels) Data {
 	q := Questions()[domain]
 	return Data{Question: q.Text, Domain: domain, EventNoun: q.EventNoun, Attributes: q.Attributes,
-		Duration: 24, Frames: frames, Video: video}
+		Duration: 24, Frames: frames, Video: video, Labels: string(labels), Timed: video || labels.Timed()}
 }
 
 // render executes the three parts with d.
