@@ -28,11 +28,15 @@ type Frame struct {
 // input is an opened file with its first video stream.
 type input struct {
 	fc   *astiav.FormatContext
+	io   *astiav.IOContext // custom I/O (openSource); nil when libav opened a path
 	st   *astiav.Stream
 	pkt  *astiav.Packet
 	keys int // keyframe packets that count found
 }
 
+// openInput opens path with libav's own file protocol and format probing:
+// for this program's own files (any container). Videos from outside go
+// through openSource (demux.go).
 func openInput(path string) (*input, error) {
 	initLibav()
 	in := &input{fc: astiav.AllocFormatContext()}
@@ -44,9 +48,18 @@ func openInput(path string) (*input, error) {
 		in.fc.Free()
 		return nil, err
 	}
-	if err := libavCall("reading stream info of "+path, func() error { return in.fc.FindStreamInfo(nil) }); err != nil {
+	if err := in.setup(path); err != nil {
 		in.close()
 		return nil, err
+	}
+	return in, nil
+}
+
+// setup reads the stream info of an opened input and picks its first video
+// stream; name is the input in messages.
+func (in *input) setup(name string) error {
+	if err := libavCall("reading stream info of "+name, func() error { return in.fc.FindStreamInfo(nil) }); err != nil {
+		return err
 	}
 	for _, s := range in.fc.Streams() {
 		if s.CodecParameters().MediaType() == astiav.MediaTypeVideo {
@@ -55,14 +68,12 @@ func openInput(path string) (*input, error) {
 		}
 	}
 	if in.st == nil {
-		in.close()
-		return nil, fmt.Errorf("encode: %s has no video stream", path)
+		return fmt.Errorf("encode: %s has no video stream", name)
 	}
 	if in.pkt = astiav.AllocPacket(); in.pkt == nil {
-		in.close()
-		return nil, errors.New("encode: allocating packet failed")
+		return errors.New("encode: allocating packet failed")
 	}
-	return in, nil
+	return nil
 }
 
 func (in *input) close() {
@@ -71,8 +82,12 @@ func (in *input) close() {
 		in.pkt = nil
 	}
 	if in.fc != nil {
-		in.fc.CloseInput() // also frees the context
+		in.fc.CloseInput() // also frees the context; leaves a custom I/O context alone
 		in.fc = nil
+	}
+	if in.io != nil {
+		in.io.Free()
+		in.io = nil
 	}
 }
 

@@ -10,7 +10,10 @@ import (
 
 // Video gives random access to the frames of the first video stream of a
 // file: any container and codec libavformat/libavcodec read (natural
-// videos as well as Writer's MP4s). A Video is not safe for concurrent use.
+// videos as well as Writer's MP4s) with OpenVideo, for this program's own
+// files; only MP4/MOV and WebM/Matroska, read through a custom I/O context
+// that can open nothing else, with OpenVideoData and OpenVideoFile, for
+// videos from outside (demux.go). A Video is not safe for concurrent use.
 //
 // FrameAt decodes forward from where the decoder is when t is at or after
 // the frame it returned last and not far ahead (in the same keyframe
@@ -26,7 +29,8 @@ import (
 // decoder uses libavcodec's automatic thread count: frame threads decode
 // up to threads−1 packets beyond the frame shown.
 type Video struct {
-	path  string
+	path  string  // the file, or what messages call the input (OpenVideoData)
+	src   *source // custom-I/O source of OpenVideoData and OpenVideoFile; nil for OpenVideo
 	in    *input
 	codec *astiav.Codec
 	cc    *astiav.CodecContext
@@ -106,7 +110,14 @@ func OpenVideo(path string) (*Video, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Video{path: path, in: in}
+	return newVideo(path, nil, in)
+}
+
+// newVideo finishes opening a Video over in; name is the input in
+// messages, src its custom-I/O source (nil for a path libav opened). On
+// failure everything is released.
+func newVideo(name string, src *source, in *input) (*Video, error) {
+	v := &Video{path: name, src: src, in: in}
 	if err := v.open(); err != nil {
 		v.Close()
 		return nil, err
@@ -321,7 +332,13 @@ func (v *Video) seek(target float64, toStart bool) error {
 
 // rewind reopens the file, for demuxers that cannot seek.
 func (v *Video) rewind() error {
-	in, err := openInput(v.path)
+	var in *input
+	var err error
+	if v.src != nil {
+		in, err = openSource(v.src)
+	} else {
+		in, err = openInput(v.path)
+	}
 	if err != nil {
 		return err
 	}
@@ -577,5 +594,6 @@ func (v *Video) Close() {
 		v.in.close()
 		v.in = nil
 	}
+	v.src.close()
 	v.closed = true
 }

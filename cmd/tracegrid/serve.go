@@ -25,6 +25,7 @@ func newServeCmd() *cobra.Command {
 		addr, token, maxBody string
 		concurrency, queue   int
 		videoRate            float64
+		bodyTimeout          time.Duration
 		verbose              bool
 	)
 	cmd := &cobra.Command{
@@ -35,8 +36,10 @@ video_url parts as MP4 data URLs sampled at --video-rate frames/s) and GET /v1/m
 classical event detector that reads only the text and pixels of each request (docs/perceiver.md).
 It binds to loopback unless told otherwise. With a token (--token, or the environment variable
 ` + serveTokenEnv + `, which keeps it out of the process list) every /v1 request must send
-"Authorization: Bearer <token>". Bodies over --max-body get 413; beyond --concurrency requests
-being analysed and --queue waiting, requests get 429 with Retry-After.`,
+"Authorization: Bearer <token>". Bodies over --max-body get 413, bodies not received within
+--body-timeout of the headers 408 (headers must arrive within 10 s); beyond --concurrency requests
+being analysed and --queue waiting, requests get 429 with Retry-After. Video parts must be MP4/MOV
+or WebM/Matroska; they are demuxed from memory and nothing they name is ever opened.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
@@ -52,6 +55,9 @@ being analysed and --queue waiting, requests get 429 with Retry-After.`,
 			if !(videoRate > 0) || videoRate > 240 {
 				return usageError{fmt.Errorf("--video-rate %v: give frames per second in (0, 240]", videoRate)}
 			}
+			if bodyTimeout < time.Second || bodyTimeout > time.Hour {
+				return usageError{fmt.Errorf("--body-timeout %v: give a duration from 1s to 1h", bodyTimeout)}
+			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
 				return usageError{fmt.Errorf("--addr %q: %w", addr, err)}
@@ -63,15 +69,14 @@ being analysed and --queue waiting, requests get 429 with Retry-After.`,
 			if queue == 0 {
 				queue = -1 // Options: 0 means the default, below 0 none
 			}
-			h := perceiver.Handler(perceiver.Options{
-				Token: token, MaxBody: limit, Concurrency: concurrency, Queue: queue,
+			srv := perceiver.NewServer(perceiver.Options{
+				Token: token, MaxBody: limit, Concurrency: concurrency, Queue: queue, BodyTimeout: bodyTimeout,
 				Limits: perceiver.Limits{VideoRate: videoRate}, Logger: log,
 			})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 			fmt.Fprintf(cmd.ErrOrStderr(), "tracegrid serve: listening on http://%s/v1 (model %s)\n", ln.Addr(), perceiver.ModelID)
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
@@ -100,6 +105,7 @@ being analysed and --queue waiting, requests get 429 with Retry-After.`,
 	f.IntVar(&concurrency, "concurrency", runtime.NumCPU(), "requests analysed at once")
 	f.IntVar(&queue, "queue", 4*runtime.NumCPU(), "requests that may wait beyond --concurrency before 429")
 	f.Float64Var(&videoRate, "video-rate", 2, "frames per second sampled from a video_url part (t = j/rate)")
+	f.DurationVar(&bodyTimeout, "body-timeout", time.Minute, "longest time to receive a request's body after its headers (then 408)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every request")
 	return cmd
 }

@@ -2,6 +2,7 @@ package frames
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -9,6 +10,26 @@ import (
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
 )
+
+// OpenVideo opens an external video for StreamVideo and NewVideoLowRes
+// (`tracegrid frames --video`). Only MP4/MOV and WebM/Matroska files are
+// accepted (encode.OpenVideoFile): their demuxer is forced by name and
+// reads the file through a custom I/O context, so nothing the file names
+// is ever opened. Anything else — an HLS playlist or concat script (which
+// name other files or URLs), MPEG-TS, AVI, a raw stream — is refused with
+// an error that matches encode.ErrContainer, names the file and lists the
+// accepted containers; remux such a video first (ffmpeg -i in.ts -c copy
+// out.mp4). Our own clips, always MP4, open either way.
+func OpenVideo(path string) (*encode.Video, error) {
+	v, err := encode.OpenVideoFile(path)
+	if errors.Is(err, encode.ErrContainer) {
+		return nil, fmt.Errorf("frames: %w; remux a video in another container first (ffmpeg -i IN -c copy OUT.mp4)", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("frames: %w", err)
+	}
+	return v, nil
+}
 
 // StreamVideo decodes the plan's frames from an external video (the frame
 // shown at t: the last frame whose presentation time is at or before t),

@@ -9,7 +9,6 @@ import (
 	_ "image/jpeg" // registers the JPEG decoder for image.Decode
 	_ "image/png"  // registers the PNG decoder for image.Decode
 	"math"
-	"os"
 	"regexp"
 	"strings"
 
@@ -89,7 +88,6 @@ type frameRef struct {
 }
 
 type videoRef struct {
-	path string
 	v    *encode.Video
 	w, h int // decode size
 }
@@ -109,15 +107,13 @@ type Input struct {
 // Frames returns how many pictures the input shows.
 func (in *Input) Frames() int { return len(in.frames) }
 
-// Close frees the decoders and temporary files of video parts. It is
-// idempotent and nil-safe.
+// Close frees the decoders of video parts. It is idempotent and nil-safe.
 func (in *Input) Close() {
 	if in == nil {
 		return
 	}
 	for _, v := range in.videos {
 		v.v.Close()
-		os.Remove(v.path)
 	}
 	in.videos = nil
 }
@@ -277,8 +273,10 @@ func imageData(url, param string, lim Limits) ([]byte, image.Config, error) {
 	return data, cfg, nil
 }
 
-// openVideo writes a video_url's MP4 (or any container libav reads) to a
-// temporary file and opens it for sampling.
+// openVideo opens a video_url's data for sampling, from memory: only
+// MP4/MOV and WebM/Matroska are accepted (encode.OpenVideoData forces the
+// demuxer and lets libav open no file, URL or other input, whatever the
+// data names), and no error names a server path.
 func openVideo(url, param string, lim Limits) (*videoRef, error) {
 	mt, data, err := dataURL(url, param)
 	if err != nil {
@@ -287,28 +285,13 @@ func openVideo(url, param string, lim Limits) (*videoRef, error) {
 	if !strings.HasPrefix(mt, "video/") {
 		return nil, inputErr(param, "invalid_video", "data URL of type %q is not a video", mt)
 	}
-	f, err := os.CreateTemp("", "tracegrid-perceiver-*.mp4")
+	v, err := encode.OpenVideoData(data)
 	if err != nil {
-		return nil, fmt.Errorf("perceiver: temporary video file: %w", err)
-	}
-	path := f.Name()
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("perceiver: writing temporary video file: %w", werr)
-	}
-	v, err := encode.OpenVideo(path)
-	if err != nil {
-		os.Remove(path)
-		return nil, inputErr(param, "invalid_video", "the video cannot be decoded: %v", err)
+		return nil, inputErr(param, "invalid_video", "the video cannot be decoded: %s", strings.TrimPrefix(err.Error(), "encode: "))
 	}
 	info := v.Info()
 	if info.Width <= 0 || info.Height <= 0 || !(info.Duration > 0) {
 		v.Close()
-		os.Remove(path)
 		return nil, inputErr(param, "invalid_video", "the video has no usable frames (%dx%d, %.3f s)", info.Width, info.Height, info.Duration)
 	}
 	w, h := info.Width, info.Height
@@ -318,8 +301,7 @@ func openVideo(url, param string, lim Limits) (*videoRef, error) {
 	}
 	if w*h > lim.MaxPixels {
 		v.Close()
-		os.Remove(path)
 		return nil, inputErr(param, "image_too_large", "video frames of %dx%d pixels are over the limit of %d pixels", w, h, lim.MaxPixels)
 	}
-	return &videoRef{path: path, v: v, w: w, h: h}, nil
+	return &videoRef{v: v, w: w, h: h}, nil
 }

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,6 +43,17 @@ type Options struct {
 	// QueueTimeout bounds a request's wait for a slot (default 2 min);
 	// past it the request gets 429.
 	QueueTimeout time.Duration
+	// HeaderTimeout bounds the reading of a request's line and headers
+	// (default 10 s; NewServer's http.Server applies it: past it the
+	// connection is closed without a reply).
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds the reading of a chat request's whole body, from
+	// the end of its headers (default 60 s); past it the request gets 408
+	// and its connection is closed. The body is read in full before the
+	// request waits for an analysis slot, so a slow body never holds one;
+	// it holds one of the Concurrency+Queue admission places for at most
+	// BodyTimeout.
+	BodyTimeout time.Duration
 	// Model is the id /v1/models lists (default ModelID). Requests may
 	// name any model; the reply echoes it.
 	Model string
@@ -66,6 +79,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.QueueTimeout <= 0 {
 		o.QueueTimeout = 2 * time.Minute
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = time.Minute
 	}
 	if o.Model == "" {
 		o.Model = ModelID
@@ -96,18 +115,50 @@ type server struct {
 //
 // Errors are OpenAI-style JSON, {"error":{"message","type","param","code"}},
 // with 400 (malformed request or content), 401 (missing or wrong bearer
-// token), 404 (unknown path or model), 405 (wrong method), 413 (body over
-// MaxBody), 429 (over capacity, with Retry-After) or 500. See
-// docs/perceiver.md for token counting and the capacity rules.
+// token: checked first on every /v1 path, known or not), 404 (unknown path
+// or model), 405 (wrong method), 408 (body not received within
+// BodyTimeout), 413 (body over MaxBody), 429 (over capacity, with
+// Retry-After) or 500. See docs/perceiver.md for token counting and the
+// capacity rules. Serve it with NewServer's http.Server, which also bounds
+// the header read.
 func Handler(opt Options) http.Handler {
+	return http.HandlerFunc(newServer(opt).serve)
+}
+
+// NewServer returns an http.Server for Handler(opt) with the documented
+// connection limits: request line and headers within HeaderTimeout (at
+// most MaxHeaderBytes), the whole request within HeaderTimeout +
+// BodyTimeout (the handler also bounds a chat request's body by
+// BodyTimeout from the end of its headers), an idle keep-alive connection
+// closed after IdleTimeout.
+func NewServer(opt Options) *http.Server {
+	return newServer(opt).httpServer()
+}
+
+// Connection limits of NewServer.
+const (
+	MaxHeaderBytes = 64 << 10
+	IdleTimeout    = 2 * time.Minute
+)
+
+func newServer(opt Options) *server {
 	opt = opt.withDefaults()
-	s := &server{
+	return &server{
 		opt:     opt,
 		det:     &Detector{Limits: opt.Limits},
 		slots:   make(chan struct{}, opt.Concurrency),
 		created: time.Now().Unix(),
 	}
-	return http.HandlerFunc(s.serve)
+}
+
+func (s *server) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           http.HandlerFunc(s.serve),
+		ReadHeaderTimeout: s.opt.HeaderTimeout,
+		ReadTimeout:       s.opt.HeaderTimeout + s.opt.BodyTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
 }
 
 // apiError is an error answered as OpenAI error JSON.
@@ -152,23 +203,29 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 			msg: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, path, strings.Join(methods, ", "))})
 		return false
 	}
+	unknown := func() {
+		fail(&apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "unknown_url",
+			msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
+	}
 	switch {
 	case path == "/health":
 		if allow(http.MethodGet, http.MethodHead) {
 			s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		}
 		return
-	case path == "/v1/chat/completions", path == "/v1/models", strings.HasPrefix(path, "/v1/models/"):
-	default:
-		fail(&apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: "unknown_url",
-			msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)})
+	case path != "/v1" && !strings.HasPrefix(path, "/v1/"):
+		unknown()
 		return
 	}
+	// Every /v1 path, known or not, is authenticated first: without the
+	// token, nothing about the API (not even which paths exist) is told.
 	if e := s.authorize(r); e != nil {
 		fail(e)
 		return
 	}
 	switch {
+	case path != "/v1/chat/completions" && path != "/v1/models" && !strings.HasPrefix(path, "/v1/models/"):
+		unknown()
 	case path == "/v1/models":
 		if allow(http.MethodGet) {
 			s.writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{s.model()}})
@@ -189,8 +246,12 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		resp, e := s.complete(w, r)
 		if e != nil {
-			if e.status == http.StatusTooManyRequests {
+			switch e.status {
+			case http.StatusTooManyRequests:
 				w.Header().Set("Retry-After", "1")
+			case http.StatusRequestTimeout:
+				w.Header().Set("Connection", "close")
+				s.opt.Logger.Warn("perceiver: request body not received in time", "limit", s.opt.BodyTimeout, "remote", r.RemoteAddr)
 			}
 			if e.status >= 500 {
 				s.opt.Logger.Error("perceiver: request failed", "error", e.msg)
@@ -223,8 +284,9 @@ func (s *server) authorize(r *http.Request) *apiError {
 	return nil
 }
 
-// complete answers one chat completion: admission, body, request,
-// analysis slot, detector, response.
+// complete answers one chat completion: admission, body (read in full,
+// within BodyTimeout), request, container check of video parts, analysis
+// slot, detector, response.
 func (s *server) complete(w http.ResponseWriter, r *http.Request) (map[string]any, *apiError) {
 	busy := &apiError{status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded",
 		msg: fmt.Sprintf("The server is at capacity (%d requests analysed at once, %d waiting); retry shortly.", s.opt.Concurrency, s.opt.Queue)}
@@ -236,16 +298,15 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request) (map[string]an
 	if r.ContentLength > s.opt.MaxBody {
 		return nil, tooLarge(s.opt.MaxBody)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(s.opt.MaxBody)
-		}
-		return nil, badRequest("", "", "reading the request body: %v", err)
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return nil, e
 	}
 	req, e := parseRequest(body)
 	if e != nil {
+		return nil, e
+	}
+	if e := checkVideoParts(req.msgs); e != nil {
 		return nil, e
 	}
 	// Wait for an analysis slot.
@@ -304,6 +365,33 @@ func (s *server) complete(w http.ResponseWriter, r *http.Request) (map[string]an
 		},
 		"system_fingerprint": "tracegrid-perceiver-1",
 	}, nil
+}
+
+// readBody reads the whole body within BodyTimeout of now (the end of the
+// headers), through a read deadline on the connection, which is lifted
+// once the body is in: waiting for a slot and the analysis are not
+// bounded by it.
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	rc := http.NewResponseController(w)
+	// An http.ResponseWriter without deadlines (not net/http's server)
+	// returns http.ErrNotSupported; the body is then unbounded in time.
+	if err := rc.SetReadDeadline(time.Now().Add(s.opt.BodyTimeout)); err == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBody))
+	if err == nil {
+		return body, nil
+	}
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return nil, tooLarge(s.opt.MaxBody)
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return nil, &apiError{status: http.StatusRequestTimeout, typ: "invalid_request_error", code: "request_timeout",
+			msg: fmt.Sprintf("The request body did not arrive within %v of the headers (%d bytes received).", s.opt.BodyTimeout, len(body))}
+	}
+	return nil, badRequest("", "", "reading the request body: %v", err)
 }
 
 func tooLarge(limit int64) *apiError {
