@@ -122,8 +122,9 @@ func (in *Input) Close() {
 var videoLabelPattern = regexp.MustCompile(`Video, \d+(?:\.\d+)? s long, starting at t = \d+(?:\.\d+)? s`)
 
 // ReadMessages turns chat messages into an Input: it checks and
-// base64-decodes every data URL, reads the frame label (chat.FrameLabel)
-// of the text part just before each image, and opens video parts for
+// base64-decodes every data URL, reads the frame label (chat.FrameLabel,
+// or chat.PositionLabel, which gives no time) of the text part just before
+// each image, and opens video parts for
 // sampling at lim.VideoRate. Errors are *InputError. Assistant messages
 // add neither question text nor pictures (a multi-turn conversation is
 // answered from the pictures again, not from the earlier reply).
@@ -145,10 +146,13 @@ func ReadMessages(msgs []chat.Message, lim Limits) (*Input, error) {
 			case chat.TypeText:
 				rest := p.Text
 				labelled = false
-				if locs := chat.FrameLabelPattern.FindAllStringIndex(rest, -1); len(locs) > 0 {
-					last := locs[len(locs)-1]
-					_, _, labelT, labelled = chat.ParseFrameLabel(rest[last[0]:last[1]])
-					rest = chat.FrameLabelPattern.ReplaceAllString(rest, "")
+				// A time label ("Frame k of M at t = T s") gives the
+				// image its time; a position label ("Frame k of M", label
+				// mode position) gives none, so the image is untimed
+				// like one with no label (chat.Labels).
+				if _, _, t, timed, ok := chat.ParseAnyFrameLabel(rest); ok {
+					labelT, labelled = t, timed
+					rest = chat.AnyFrameLabelPattern.ReplaceAllString(rest, "")
 				}
 				rest = videoLabelPattern.ReplaceAllString(rest, "")
 				if s := strings.TrimSpace(rest); s != "" {

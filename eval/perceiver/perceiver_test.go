@@ -64,6 +64,12 @@ func newSource(t testing.TB, format string) *frames.Source {
 // from the clip (JPEG or PNG data URLs, each after its frame label).
 func trialMessages(t testing.TB, src *frames.Source, c *scene.Clip, policy, prompt string) []chat.Message {
 	t.Helper()
+	return labelledMessages(t, src, c, policy, prompt, chat.LabelsTime)
+}
+
+// labelledMessages is trialMessages under a label mode.
+func labelledMessages(t testing.TB, src *frames.Source, c *scene.Clip, policy, prompt string, labels chat.Labels) []chat.Message {
+	t.Helper()
 	pol, err := sampling.Parse(policy)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,7 @@ func trialMessages(t testing.TB, src *frames.Source, c *scene.Clip, policy, prom
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := prompts.Input{Domain: c.P.Domain, Duration: c.P.Duration}
+	in := prompts.Input{Domain: c.P.Domain, Duration: c.P.Duration, Labels: labels}
 	for img, err := range src.Stream(context.Background(), c, plan) {
 		if err != nil {
 			t.Fatal(err)
@@ -398,6 +404,34 @@ func TestUntimedFrames(t *testing.T) {
 	pr := parse.Parse(reply, "blinking")
 	if pr.Count == nil || *pr.Count != 3 || len(pr.Events) != 0 || !strings.Contains(reply, "frame ") {
 		t.Errorf("untimed frames: count %v, events %v:\n%s", pr.Count, pr.Events, reply)
+	}
+}
+
+// TestPositionAndNoLabels: under the label modes position and none the
+// perceiver, told no frame's time, still counts from the pixels (in the
+// shown order) and writes its ledger by frame number ("frame k", 1-based
+// shown position), never a time.
+func TestPositionAndNoLabels(t *testing.T) {
+	src := newSource(t, "jpg")
+	for _, domain := range scene.Domains() {
+		c := newClip(t, domain, 3, 1, 2, testW, testH)
+		for _, tc := range []struct {
+			policy string
+			labels chat.Labels
+		}{{"keyframes", chat.LabelsPosition}, {"fps:4", chat.LabelsNone}, {"fps:4", chat.LabelsPosition}} {
+			var det Detector
+			reply, err := det.Answer(labelledMessages(t, src, c, tc.policy, "structured_trace", tc.labels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr := parse.Parse(reply, domain)
+			if pr.Count == nil || *pr.Count != 3 {
+				t.Errorf("%s %s labels=%s: count %v, want 3:\n%s", domain, tc.policy, tc.labels, pr.Count, reply)
+			}
+			if n := strings.Count(reply, "frame "); n < 3 || len(pr.Events) != 0 {
+				t.Errorf("%s %s labels=%s: %d frame references, %d timed events; want ≥ 3 and none:\n%s", domain, tc.policy, tc.labels, n, len(pr.Events), reply)
+			}
+		}
 	}
 }
 
