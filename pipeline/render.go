@@ -50,6 +50,11 @@ type Summary struct {
 // ErrOutput is wrapped by errors about the output directory.
 var ErrOutput = errors.New("output directory")
 
+// ErrOtherPlan is returned when the output directory's manifest records
+// clips the spec does not plan: a render directory holds one plan, and its
+// manifest lists exactly that plan's clips. It wraps ErrOutput.
+var ErrOtherPlan = fmt.Errorf("%w holds another plan", ErrOutput)
+
 // framesPerWorker bounds the rendered frames waiting for one encoder: enough
 // to keep the encoder busy while the GL thread serves another worker.
 const framesPerWorker = 3
@@ -64,6 +69,9 @@ func Render(ctx context.Context, spec Spec, opt Options) (sum Summary, err error
 	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.Out == "" {
+		return sum, fmt.Errorf("%w not given: name one (an empty name would write into the current directory)", ErrOutput)
 	}
 	if err := spec.Validate(); err != nil {
 		return sum, err
@@ -261,6 +269,10 @@ func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) 
 	if err != nil {
 		return Entry{}, err
 	}
+	if len(traceJSON) > trace.MaxBytes {
+		// Validate refuses such specs; this is the exact check.
+		return Entry{}, fmt.Errorf("%w: the trace of clip %s is %d bytes, above the %d MiB limit for a trace", ErrSpec, id, len(traceJSON), trace.MaxBytes>>20)
+	}
 	videoPath := filepath.Join(w.clipsDir, id+".mp4")
 	tracePath := filepath.Join(w.clipsDir, id+".trace.json")
 	tmp := filepath.Join(w.clipsDir, "."+id+".mp4.tmp")
@@ -392,9 +404,12 @@ func settingsOf(s Spec) RenderSettings {
 
 // verifyExisting reads the manifest and keeps the entries whose files are
 // present and intact: the video's hash matches, and the trace on disk is
-// byte-identical to the one this version would write. Entries for clips the
-// spec does not plan are kept untouched (another spec may share the
-// directory).
+// byte-identical to the one this version would write. A manifest that
+// records a clip the spec does not plan is refused (ErrOtherPlan): the
+// manifest must end up listing exactly the plan's clips, and dropping
+// another plan's entries would orphan its files. A manifest holding part
+// of the plan (an interrupted run, or a plan grown by more seeds) is
+// resumed.
 func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, log *slog.Logger) (done map[string]bool, kept []Entry, err error) {
 	entries, skipped, err := ReadManifest(manifestPath)
 	if err != nil {
@@ -413,12 +428,17 @@ func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, l
 		}
 		latest[e.ID] = e
 	}
+	var foreign []string
+	for _, id := range ids {
+		if _, planned := order[id]; !planned {
+			foreign = append(foreign, id)
+		}
+	}
+	if len(foreign) > 0 {
+		return nil, nil, otherPlanError(out, foreign, len(ids))
+	}
 	for _, id := range ids {
 		e := latest[id]
-		if _, planned := order[id]; !planned {
-			kept = append(kept, e)
-			continue
-		}
 		if reason := verifyEntry(out, e, want); reason != "" {
 			log.Info("re-rendering clip", "id", id, "reason", reason)
 			continue
@@ -427,6 +447,18 @@ func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, l
 		kept = append(kept, e)
 	}
 	return done, kept, nil
+}
+
+// otherPlanError names the directory, how many of its clips the plan
+// lacks (with a few ids), and the two ways on.
+func otherPlanError(out string, foreign []string, recorded int) error {
+	ids := foreign[:min(3, len(foreign))]
+	more := ""
+	if len(foreign) > len(ids) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(ids))
+	}
+	return fmt.Errorf("%w: %s records %d clips, %d of them not in this plan (%s%s); a render directory holds one plan: render into a new --out directory, or delete %s to replace it",
+		ErrOtherPlan, out, recorded, len(foreign), strings.Join(ids, ", "), more, out)
 }
 
 func verifyEntry(out string, e Entry, want RenderSettings) string {

@@ -112,7 +112,7 @@ func (tr *Trace) validateObjects() error {
 	}
 	o := tr.Objects
 	if o == nil {
-		return bad("class %q but no objects section", tr.Class)
+		return bad("an objects clip (class %q) needs an objects section", tr.Class)
 	}
 	if _, _, ok := SplitClass(o.Shape + "-" + o.Color); !ok {
 		return bad("unknown class %s-%s", o.Shape, o.Color)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -60,17 +61,69 @@ type Trace struct {
 	Objects *Objects `json:"objects,omitempty"`
 }
 
-// Validation errors a caller may test for.
+// ErrInvalid is wrapped by every error about a trace's content or format
+// (ErrSchema, ErrEvents, ErrObjects, ErrFormat, ErrTooLarge): the input is
+// bad, as opposed to a file that could not be read.
+var ErrInvalid = errors.New("trace: invalid")
+
+// Validation errors a caller may test for; each also matches ErrInvalid.
 var (
-	ErrSchema  = errors.New("trace: unknown schema")
-	ErrEvents  = errors.New("trace: inconsistent events")
-	ErrObjects = errors.New("trace: inconsistent objects")
+	ErrSchema  error = &invalid{"trace: unknown schema"}
+	ErrEvents  error = &invalid{"trace: inconsistent events"}
+	ErrObjects error = &invalid{"trace: inconsistent objects"}
+	// ErrFormat is a file that is not one JSON trace object: a syntax
+	// error, an unknown key, a value of the wrong type, an empty file,
+	// or anything but white space after the object.
+	ErrFormat error = &invalid{"trace: malformed JSON"}
+	// ErrTooLarge is a file above MaxBytes.
+	ErrTooLarge error = &invalid{"trace: file too large"}
 )
 
-// Validate checks the invariants every trace must hold: the schema, N equals
-// the number of events, counts run 1..N, times are strictly increasing and
-// inside the clip, consecutive states chain (s_{i+1}⁻ = s_i⁺, or the initial
-// state for persistent events), and rate-regular spacing t_i = t_1+(i−1)/F.
+// invalid is a sentinel that also matches ErrInvalid.
+type invalid struct{ msg string }
+
+func (e *invalid) Error() string        { return e.msg }
+func (e *invalid) Is(target error) bool { return target == ErrInvalid }
+
+// Limits a trace must keep (docs/trace.md, "Limits"). The scene limits are
+// repeated here because scene imports this package; a test checks that
+// they agree with scene's.
+const (
+	// MaxBytes caps a trace file. Reading stops after MaxBytes+1 bytes, so
+	// a huge or endless file (/dev/zero) costs at most this much memory.
+	// An event trace holds at most scene.MaxN = 10,000 events (about
+	// 2 MB); an objects trace lists the objects in view per frame, about
+	// 14 bytes per object per frame, so 64 MiB holds e.g. 200 objects
+	// over 20,000 frames (11 minutes at 30 fps). A render spec whose
+	// objects traces would exceed it is refused.
+	MaxBytes = 64 << 20
+	// MaxFPS, MaxDuration, MinSize and MaxSize are the ranges a render
+	// spec allows (scene.MaxFPS, scene.MaxDuration, scene.MinSize,
+	// scene.MaxSize).
+	MaxFPS      = 240
+	MaxDuration = 3600.0
+	MinSize     = 64
+	MaxSize     = 4096
+)
+
+// Domains are the domains a trace may name: the event domains and the
+// static-object domain (scene.AllDomains).
+var Domains = []string{"blinking", "bounce_ball", "state_machine", ObjectsDomain}
+
+// ObjectsDomain is the static-object domain (CountVideoBench).
+const ObjectsDomain = "objects"
+
+// spanTolerance absorbs the rounding of times written as float64 seconds.
+const spanTolerance = 1e-6
+
+// Validate checks the invariants every trace must hold: the schema, a known
+// domain, the clip's parameters in the ranges a render spec allows, N
+// equals the number of events, counts run 1..N, times are strictly
+// increasing and inside the clip, consecutive states chain (s_{i+1}⁻ = s_i⁺,
+// or the initial state for persistent events), rate-regular spacing
+// t_i = t_1+(i−1)/F, a pulse between one frame and half a period, and an
+// active span inside the clip that holds every event and is at most N/F
+// long (empty for N = 0).
 func (tr *Trace) Validate() error {
 	if tr.Schema != Schema {
 		return fmt.Errorf("%w %q (want %q)", ErrSchema, tr.Schema, Schema)
@@ -78,14 +131,49 @@ func (tr *Trace) Validate() error {
 	if tr.ID == "" || tr.Domain == "" {
 		return fmt.Errorf("%w: id and domain are required", ErrEvents)
 	}
-	if tr.Duration <= 0 || tr.FPS <= 0 || tr.Width <= 0 || tr.Height <= 0 {
-		return fmt.Errorf("%w: duration, fps, width and height must be positive", ErrEvents)
+	if !slices.Contains(Domains, tr.Domain) {
+		return fmt.Errorf("%w: unknown domain %q (known: %v)", ErrEvents, tr.Domain, Domains)
 	}
-	if tr.Objects != nil || tr.Class != "" {
+	if !(tr.Duration > 0) || tr.Duration > MaxDuration {
+		return fmt.Errorf("%w: duration %v s out of range (0, %v]", ErrEvents, tr.Duration, MaxDuration)
+	}
+	if tr.FPS < 1 || tr.FPS > MaxFPS {
+		return fmt.Errorf("%w: fps %d out of range [1, %d]", ErrEvents, tr.FPS, MaxFPS)
+	}
+	if tr.Width < MinSize || tr.Width > MaxSize || tr.Height < MinSize || tr.Height > MaxSize {
+		return fmt.Errorf("%w: size %dx%d out of range [%d, %d]", ErrEvents, tr.Width, tr.Height, MinSize, MaxSize)
+	}
+	if tr.Seed < 0 {
+		return fmt.Errorf("%w: seed %d must be non-negative", ErrEvents, tr.Seed)
+	}
+	if !(tr.Pulse >= 0) || math.IsInf(tr.Pulse, 0) {
+		return fmt.Errorf("%w: pulse %v must be a non-negative number of seconds", ErrEvents, tr.Pulse)
+	}
+	if !finite(tr.ActiveStart) || !finite(tr.ActiveEnd) || tr.ActiveStart < 0 || tr.ActiveEnd > tr.Duration+spanTolerance {
+		return fmt.Errorf("%w: active span [%v, %v] is not inside the clip [0, %v]", ErrEvents, tr.ActiveStart, tr.ActiveEnd, tr.Duration)
+	}
+	if tr.ActiveStart > tr.ActiveEnd {
+		return fmt.Errorf("%w: active span [%v, %v] is reversed", ErrEvents, tr.ActiveStart, tr.ActiveEnd)
+	}
+	if tr.Domain == ObjectsDomain || tr.Objects != nil || tr.Class != "" {
+		if tr.Domain != ObjectsDomain {
+			return fmt.Errorf("%w: domain %s has events, not objects (class %q)", ErrObjects, tr.Domain, tr.Class)
+		}
 		return tr.validateObjects()
 	}
-	if tr.F <= 0 {
+	if !(tr.F > 0) || math.IsInf(tr.F, 0) {
 		return fmt.Errorf("%w: f must be positive, got %v", ErrEvents, tr.F)
+	}
+	if tr.N > 0 && 2*tr.F > float64(tr.FPS) {
+		return fmt.Errorf("%w: f=%v Hz is above half the frame rate (%d fps)", ErrEvents, tr.F, tr.FPS)
+	}
+	if tr.Pulse > 0 {
+		if tr.Pulse > 1/(2*tr.F)+spanTolerance {
+			return fmt.Errorf("%w: pulse %v s is longer than half the period 1/(2F) = %v s", ErrEvents, tr.Pulse, 1/(2*tr.F))
+		}
+		if tr.Pulse < 1/float64(tr.FPS)-spanTolerance {
+			return fmt.Errorf("%w: pulse %v s is shorter than one frame (1/%d s): a pulse could fall between frames", ErrEvents, tr.Pulse, tr.FPS)
+		}
 	}
 	if len(tr.Events) != tr.N {
 		return fmt.Errorf("%w: n=%d but %d events", ErrEvents, tr.N, len(tr.Events))
@@ -117,11 +205,32 @@ func (tr *Trace) Validate() error {
 			state = e.After
 		}
 	}
-	if tr.ActiveStart > tr.ActiveEnd {
-		return fmt.Errorf("%w: active span [%v, %v] is reversed", ErrEvents, tr.ActiveStart, tr.ActiveEnd)
+	return tr.validateSpan()
+}
+
+// validateSpan checks the active span of an event trace against its events:
+// empty for N = 0; otherwise it holds t_1 … t_N (and the last pulse) and is
+// at most N/F long (the scene's span [t_1 − 1/(2F), t_N + 1/(2F)] is
+// exactly N/F, clipped to the clip).
+func (tr *Trace) validateSpan() error {
+	a, b := tr.ActiveStart, tr.ActiveEnd
+	if tr.N == 0 {
+		if b-a > spanTolerance {
+			return fmt.Errorf("%w: active span [%v, %v] of a clip without events must be empty", ErrEvents, a, b)
+		}
+		return nil
+	}
+	first, last := tr.Events[0].T, tr.Events[tr.N-1].T+tr.Pulse
+	if a > first+spanTolerance || b < math.Min(last, tr.Duration)-spanTolerance {
+		return fmt.Errorf("%w: active span [%v, %v] does not hold the events at %v … %v s", ErrEvents, a, b, first, last)
+	}
+	if want := float64(tr.N) / tr.F; b-a > want+spanTolerance {
+		return fmt.Errorf("%w: active span [%v, %v] is %v s long, more than N/F = %v s", ErrEvents, a, b, b-a, want)
 	}
 	return nil
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Replay executes the trace up to time t (inclusive: an event at exactly t
 // has happened) and returns the cumulative count and the state at t.
@@ -168,18 +277,58 @@ func (tr *Trace) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Read decodes and validates a trace, rejecting unknown fields.
+// Read decodes and validates a trace: one JSON object, unknown keys
+// rejected, nothing but white space after it, at most MaxBytes (reading
+// stops there). Format errors wrap ErrFormat and name the line and column;
+// an error reading r is returned as is.
 func Read(r io.Reader) (*Trace, error) {
-	dec := json.NewDecoder(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if len(data) > MaxBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes (the limit is %d MiB)", ErrTooLarge, MaxBytes, MaxBytes>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var tr Trace
 	if err := dec.Decode(&tr); err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("%w: %s", ErrFormat, describeJSONError(data, err))
+	}
+	end := int(dec.InputOffset())
+	if rest := bytes.TrimLeft(data[end:], " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("%w: %s: data after the trace's JSON object", ErrFormat, position(data, int64(len(data)-len(rest))))
 	}
 	if err := tr.Validate(); err != nil {
 		return nil, err
 	}
 	return &tr, nil
+}
+
+// describeJSONError says what is wrong with data and where.
+func describeJSONError(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) == 0:
+		return "the file is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the file ends inside the JSON object (truncated?)"
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%s: %v", position(data, syn.Offset-1), syn)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s: key %q: %v", position(data, typ.Offset-1), typ.Field, typ)
+	}
+	return err.Error()
+}
+
+// position is "line L, column C" of the byte at offset off (1-based).
+func position(data []byte, off int64) string {
+	off = max(0, min(off, int64(len(data))))
+	before := data[:off]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 // Load reads and validates a trace file.

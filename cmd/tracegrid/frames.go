@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -18,6 +19,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/trace"
 )
 
 // framesFile is the index written beside the images.
@@ -67,6 +69,15 @@ Policies: ` + sampling.Policies,
 			if (video == "") == (manifest == "" && clipID == "") || (video == "" && (manifest == "" || clipID == "")) {
 				return usageError{fmt.Errorf("give --manifest and --clip, or --video")}
 			}
+			if out == "" {
+				return usageError{fmt.Errorf("--out is empty: name the output directory")}
+			}
+			if quality < 1 || quality > 100 {
+				return usageError{fmt.Errorf("--quality %d out of range: JPEG quality is 1–100", quality)}
+			}
+			if maxImages < 0 {
+				return usageError{fmt.Errorf("--max-images %d: give a positive cap, or 0 for none", maxImages)}
+			}
 			pol, err := sampling.Parse(policy)
 			if err != nil {
 				return usageError{err}
@@ -95,7 +106,7 @@ Policies: ` + sampling.Policies,
 			var stream iter.Seq2[frames.Image, error]
 			var sheetOpt frames.SheetOptions
 			if video != "" {
-				v, err := encode.OpenVideo(video)
+				v, err := frames.OpenVideo(video)
 				if err != nil {
 					return usageError{err}
 				}
@@ -112,10 +123,14 @@ Policies: ` + sampling.Policies,
 				sheetOpt = frames.SheetOptions{Title: fmt.Sprintf("%s — %s", filepath.Base(video), plan.Policy), Duration: info.Duration}
 			} else {
 				clip, tr, _, err := pipeline.LoadClip(manifest, clipID)
+				if errors.Is(err, trace.ErrInvalid) {
+					return usageError{err}
+				}
 				if err != nil {
 					return err
 				}
-				sc := sampling.Clip{ID: clip.P.ID(), Duration: clip.P.Duration, FPS: float64(clip.P.FPS), Seed: clip.P.Seed, Events: tr.Times(), InView: runner.InViewCounts(tr), Pixels: frames.NewLowRes(r, clip)}
+				sc := sampling.Clip{ID: clip.P.ID(), Duration: clip.P.Duration, FPS: float64(clip.P.FPS), Seed: clip.P.Seed, Events: tr.Times(), InView: runner.InViewCounts(tr),
+					Pixels: frames.NewLowRes(r, clip), Exact: exact}
 				plan, err := planWithLimit(pol, sc, maxImages, limitMode)
 				if err != nil {
 					return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,9 +25,14 @@ func newRenderCmd() *cobra.Command {
 		Short: "Render a grid of clips with their traces and a manifest",
 		Long: `render writes DIR/clips/<id>.mp4, DIR/clips/<id>.trace.json and DIR/manifest.jsonl.
 A rerun into the same DIR skips clips that are complete and verified (video hash and
-trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
+trace match); Ctrl-C keeps every finished clip and leaves no partial file. A DIR holds one
+plan: a spec that lacks clips DIR already records is refused (use a new --out). Plans of
+more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out is empty: name the output directory")}
+			}
 			spec, err := sf.spec(cmd)
 			if err != nil {
 				return err
@@ -45,6 +51,9 @@ trace match); Ctrl-C keeps every finished clip and leaves no partial file.`,
 			})
 			if sum.GL.Renderer != "" {
 				log.Info("GL", "renderer", sum.GL.Renderer, "version", sum.GL.Version, "platform", sum.GL.Platform)
+			}
+			if errors.Is(err, pipeline.ErrOtherPlan) {
+				return usageError{err}
 			}
 			if err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 type specFlags struct {
 	grid, specPath, size string
 	seeds                int
+	yes                  bool
 }
 
 func (f *specFlags) register(cmd *cobra.Command) {
@@ -22,6 +23,7 @@ func (f *specFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.specPath, "spec", "", "render spec YAML instead of a built-in grid (docs/spec.md)")
 	cmd.Flags().IntVar(&f.seeds, "seeds", 0, "seeds per cell instead of the grid's (e.g. --grid paper --seeds 1: all 219 cells once)")
 	cmd.Flags().StringVar(&f.size, "size", "", "clip size WxH instead of the grid's (e.g. --grid countvideobench --size 960x540)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, fmt.Sprintf("render a plan of more than %d clips (at most %d)", pipeline.ConfirmClips, pipeline.MaxClips))
 }
 
 // spec builds the spec the flags name and validates it.
@@ -49,6 +51,9 @@ func (f *specFlags) spec(cmd *cobra.Command) (pipeline.Spec, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return spec, usageError{err}
+	}
+	if n := spec.ClipCount(); n > pipeline.ConfirmClips && !f.yes {
+		return spec, usageError{fmt.Errorf("the plan has %d clips, more than %d (the paper grid has 2,190): pass --yes to render it", n, pipeline.ConfirmClips)}
 	}
 	return spec, nil
 }

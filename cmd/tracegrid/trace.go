@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -20,7 +21,13 @@ func newTraceCmd() *cobra.Command {
 		Short: "Validate a trace, execute it, and print c_N and the state at --at T (objects: N and the objects in view)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("at") && (math.IsNaN(at) || math.IsInf(at, 0)) {
+				return usageError{fmt.Errorf("--at %v is not a time in seconds", at)}
+			}
 			tr, err := trace.Load(args[0])
+			if errors.Is(err, trace.ErrInvalid) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -29,7 +36,7 @@ func newTraceCmd() *cobra.Command {
 			}
 			out := map[string]any{"id": tr.ID, "valid": true, "n": tr.N, "final_count": tr.Final()}
 			if cmd.Flags().Changed("at") {
-				if at < 0 || at > tr.Duration {
+				if !(at >= 0 && at <= tr.Duration) {
 					return usageError{fmt.Errorf("--at %v is outside the clip [0, %v]", at, tr.Duration)}
 				}
 				c, s := tr.Replay(at)
@@ -60,7 +67,7 @@ func replayObjects(cmd *cobra.Command, tr *trace.Trace, at float64, haveAt, asJS
 	out := map[string]any{"id": tr.ID, "valid": true, "n": tr.N, "final_count": tr.N, "class": tr.Class,
 		"left_view": o.LeftView, "frames_all_in_view": o.FramesAllInView, "frames": tr.Frames()}
 	if haveAt {
-		if at < 0 || at > tr.Duration {
+		if !(at >= 0 && at <= tr.Duration) {
 			return usageError{fmt.Errorf("--at %v is outside the clip [0, %v]", at, tr.Duration)}
 		}
 		k := min(int(math.Floor(at*float64(tr.FPS)+1e-9)), tr.Frames()-1)

@@ -2,6 +2,7 @@ package sampling
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 )
@@ -36,6 +37,9 @@ func (a adaptive) Plan(c Clip) (Plan, error) {
 	}
 	if c.Pixels == nil {
 		return Plan{}, fmt.Errorf("sampling: %s needs the clip's pixels (a low-resolution pass), none given", a)
+	}
+	if f := math.Ceil(c.Duration*c.FPS - 1e-9); f > MaxAdaptivePass {
+		return Plan{}, planError(a, c, "its low-resolution pass would read %s clip frames, more than the limit of %d", fmtCount(f), MaxAdaptivePass)
 	}
 	n := c.frameCount()
 	change := make([]float64, n)

@@ -12,6 +12,13 @@
 // (uniform:M), j = 0, 1, …, so the first sample is t = 0 and every sample
 // is inside [0, D). fps:4 on a 24 s clip gives 96 frames at 0, 0.25, …,
 // 23.75 s. The frame shown at t is the clip's last frame at or before t.
+//
+// Every plan is bounded before it is allocated (docs/sampling.md, "Limits"):
+// Parse refuses parameters above MaxRate, MaxPlanFrames and
+// MaxKeyframeOffset, and Plan refuses a plan of more than MaxPlanFrames
+// frames, a rate above the clip's own frame rate (unless Clip.Exact), and an
+// adaptive pass over more than MaxAdaptivePass clip frames. Every such error
+// wraps ErrPolicy.
 package sampling
 
 import (
@@ -82,12 +89,48 @@ type Clip struct {
 	InView []int
 	// Pixels is read only by adaptive.
 	Pixels PixelSource
+	// Exact says the frames will be rendered at the sample times
+	// themselves (tracegrid frames --exact), not taken from the clip's
+	// frames. Only then may a policy sample faster than the clip's FPS:
+	// otherwise the extra samples would repeat clip frames.
+	Exact bool
 }
 
-// frameCount is the number of frames of the clip.
+// frameCount is the number of frames of the clip, at least 1; computed in
+// floating point and clamped, so an absurd duration cannot overflow it.
 func (c Clip) frameCount() int {
-	return max(1, int(math.Ceil(c.Duration*c.FPS-1e-9)))
+	n := math.Ceil(c.Duration*c.FPS - 1e-9)
+	if !(n >= 1) {
+		return 1
+	}
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(n)
 }
+
+// Limits on every plan (docs/sampling.md, "Limits").
+const (
+	// MaxPlanFrames caps the frames of one plan and the M of uniform:M,
+	// shuffled:M and the B of adaptive:B. The paper's densest condition is
+	// fps:16 on a 24 s clip, 384 frames, and chat APIs take a few hundred
+	// images per request at most; 10,000 frames (several hundred MB of
+	// JPEGs at 854×480) is far beyond any request and still a bounded
+	// directory for tracegrid frames.
+	MaxPlanFrames = 10000
+	// MaxRate caps K of fps:K and R of native:R, in samples per second.
+	// Without --exact a rate is further bounded by the clip's own frame
+	// rate (at most 240 fps for a rendered clip); 1,000/s is room for
+	// --exact sampling between frames, finer than 1 ms.
+	MaxRate = 1000
+	// MaxKeyframeOffset caps O of keyframes:O in seconds (the paper uses
+	// 0.1 s; offsets are clamped to the clip anyway).
+	MaxKeyframeOffset = 60
+	// MaxAdaptivePass caps the clip frames adaptive:B reads in its
+	// low-resolution pass: the longest clip a render spec allows is
+	// 3,600 s at 240 fps, 864,000 frames.
+	MaxAdaptivePass = 1000000
+)
 
 // Policy maps a clip to frames.
 type Policy interface {
@@ -108,17 +151,26 @@ func Parse(s string) (Policy, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s (accepted: %s)", ErrPolicy, s, fmt.Sprintf(format, a...), Policies)
 	}
-	positive := func() (float64, error) {
+	positive := func(ceiling float64, unit string) (float64, error) {
 		v, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return 0, bad("%q is not a positive number", arg)
+		}
+		if v > ceiling {
+			return 0, bad("%s is above the limit of %s %s", arg, fmtNum(ceiling), unit)
 		}
 		return v, nil
 	}
 	count := func() (int, error) {
 		v, err := strconv.Atoi(arg)
+		if err != nil && errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(arg, "-") {
+			return 0, bad("%s is above the limit of %d frames per plan", arg, MaxPlanFrames)
+		}
 		if err != nil || v <= 0 {
 			return 0, bad("%q is not a positive whole number", arg)
+		}
+		if v > MaxPlanFrames {
+			return 0, bad("%d is above the limit of %d frames per plan", v, MaxPlanFrames)
 		}
 		return v, nil
 	}
@@ -127,26 +179,41 @@ func Parse(s string) (Policy, error) {
 		if !hasArg {
 			return rate{name: "native", k: 1}, nil
 		}
-		k, err := positive()
-		return rate{name: "native", k: k}, err
+		k, err := positive(MaxRate, "frames per second")
+		if err != nil {
+			return nil, err
+		}
+		return rate{name: "native", k: k}, nil
 	case "fps":
 		if !hasArg {
 			return nil, bad("fps needs a rate, e.g. fps:4")
 		}
-		k, err := positive()
-		return rate{name: "fps", k: k}, err
+		k, err := positive(MaxRate, "frames per second")
+		if err != nil {
+			return nil, err
+		}
+		return rate{name: "fps", k: k}, nil
 	case "keyframes":
 		if !hasArg {
 			return keyframes{offset: DefaultKeyframeOffset}, nil
 		}
-		o, err := positive()
-		return keyframes{offset: o}, err
+		o, err := positive(MaxKeyframeOffset, "seconds")
+		if err != nil {
+			return nil, err
+		}
+		return keyframes{offset: o}, nil
 	case "adaptive":
 		b, err := count()
-		return adaptive{budget: b}, err
+		if err != nil {
+			return nil, err
+		}
+		return adaptive{budget: b}, nil
 	case "uniform", "shuffled":
 		m, err := count()
-		return uniform{m: m, shuffled: name == "shuffled"}, err
+		if err != nil {
+			return nil, err
+		}
+		return uniform{m: m, shuffled: name == "shuffled"}, nil
 	case "single":
 		switch arg {
 		case "random":
@@ -184,7 +251,15 @@ func (r rate) Plan(c Clip) (Plan, error) {
 	if err := c.check(); err != nil {
 		return Plan{}, err
 	}
-	n := int(math.Ceil(c.Duration*r.k - 1e-9))
+	if !c.Exact && r.k > c.FPS*(1+1e-9) {
+		return Plan{}, planError(r, c, "%s samples/s is faster than the clip's own %s fps: the extra samples would repeat clip frames (at most %s here; a rendered clip can be sampled between its frames with --exact)",
+			fmtNum(r.k), fmtNum(c.FPS), fmtNum(c.FPS))
+	}
+	fn := math.Ceil(c.Duration*r.k - 1e-9)
+	if err := checkFrames(r, c, fn); err != nil {
+		return Plan{}, err
+	}
+	n := int(fn)
 	ts := make([]float64, n)
 	for j := range ts {
 		ts[j] = float64(j) / r.k
@@ -209,6 +284,12 @@ func (u uniform) String() string {
 func (u uniform) Plan(c Clip) (Plan, error) {
 	if err := c.check(); err != nil {
 		return Plan{}, err
+	}
+	if err := checkFrames(u, c, float64(u.m)); err != nil {
+		return Plan{}, err
+	}
+	if n := c.frameCount(); !c.Exact && u.m > n {
+		return Plan{}, planError(u, c, "%d frames from a clip of %d frames would repeat clip frames (at most %d here; a rendered clip can be sampled between its frames with --exact)", u.m, n, n)
 	}
 	ts := make([]float64, u.m)
 	for j := range ts {
@@ -240,7 +321,10 @@ func (k keyframes) Plan(c Clip) (Plan, error) {
 	if err := c.check(); err != nil {
 		return Plan{}, err
 	}
-	var ts []float64
+	if err := checkFrames(k, c, 3*float64(len(c.Events))); err != nil {
+		return Plan{}, err
+	}
+	ts := make([]float64, 0, 3*len(c.Events))
 	for _, t := range c.Events {
 		for _, dt := range []float64{-k.offset, 0, k.offset} {
 			ts = append(ts, math.Max(0, math.Min(c.Duration, t+dt)))
@@ -300,10 +384,36 @@ func (c Clip) check() error {
 	if !(c.Duration > 0) || !(c.FPS > 0) {
 		return fmt.Errorf("sampling: clip %q needs a positive duration and frame rate (got %v s, %v fps)", c.ID, c.Duration, c.FPS)
 	}
+	if math.IsInf(c.Duration, 0) || math.IsInf(c.FPS, 0) {
+		return fmt.Errorf("sampling: clip %q needs a finite duration and frame rate (got %v s, %v fps)", c.ID, c.Duration, c.FPS)
+	}
 	if !sort.Float64sAreSorted(c.Events) {
 		return fmt.Errorf("sampling: clip %q: event times are not sorted", c.ID)
 	}
 	return nil
+}
+
+// planError is an error about a policy applied to one clip; it wraps
+// ErrPolicy, so callers treat it as bad input.
+func planError(p Policy, c Clip, format string, a ...any) error {
+	return fmt.Errorf("%w %s on clip %q: %s", ErrPolicy, p, c.ID, fmt.Sprintf(format, a...))
+}
+
+// checkFrames refuses a plan of n frames above MaxPlanFrames before any of
+// it is allocated. n is a float so that an absurd duration cannot overflow.
+func checkFrames(p Policy, c Clip, n float64) error {
+	if n > MaxPlanFrames {
+		return planError(p, c, "it gives %s frames over %s s, more than the limit of %d frames per plan", fmtCount(n), fmtNum(c.Duration), MaxPlanFrames)
+	}
+	return nil
+}
+
+// fmtCount prints a frame count that may be too large for an int.
+func fmtCount(n float64) string {
+	if n < 1e15 {
+		return strconv.FormatFloat(n, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(n, 'g', 3, 64)
 }
 
 // clipRand is a generator fixed by the clip (id and seed) and the purpose,
