@@ -47,6 +47,7 @@ var (
 	// Last-integer exclusions.
 	reIntUnitAfter  = regexp.MustCompile(`^(?:\s*(?:%|fps\b|hz\b|khz\b|frames?\b|px\b|pixels?\b|p\b|k\b|x\b|×|degrees?\b|°|/\s*\d|:\d)|-[a-z])`)
 	reIntLabel      = regexp.MustCompile(`(?:^|[^a-z])(?:event|bounce|blink|flash|pulse|transition|contact|collision|change|switch|step|item|entry|frame|frames|row|line|case|no\.|number|#|fps)\s*#?\s*$`)
+	reFrameOf       = regexp.MustCompile(`\bframe\s*#?\s*\d+\s+of\s+$`)
 	reFrameRange    = regexp.MustCompile(`\bframes?\s*#?\s*\d+\s*(?:-|–|to|and|through)\s*$`)
 	reLineIndexPre  = regexp.MustCompile(`^\s*(?:[-+•>]\s*)*[(\[#]?\s*$`)
 	reLineIndexPost = regexp.MustCompile(`^[.):\]]\s+\S`)
@@ -58,8 +59,10 @@ var (
 )
 
 type cand struct {
-	pos int
-	val float64
+	pos  int
+	val  float64
+	s, e int       // the value's span in the text; s < 0 when none (a zero phrase, a \boxed{} body)
+	alts []float64 // other counts the statement names as alternatives (boxed bodies)
 }
 
 func (c cand) valid() bool {
@@ -78,7 +81,7 @@ func (d *doc) finalCount() (*int, string) {
 	if len(vals) > 1 {
 		d.flag(FlagConflictingFinalAnswers)
 	}
-	for _, level := range []struct {
+	for li, level := range []struct {
 		cs  []cand
 		src string
 	}{{boxed, SourceBoxed}, {phrases, SourceFinalAnswer}} {
@@ -86,6 +89,16 @@ func (d *doc) finalCount() (*int, string) {
 			continue
 		}
 		last := level.cs[len(level.cs)-1]
+		alts := last.alts
+		if last.s >= 0 {
+			alts = append(alts, d.alternativesAt(last.s, last.e)...)
+		}
+		if li == 0 && len(level.cs) > 1 {
+			alts = append(alts, d.boxedAlternative(level.cs[len(level.cs)-2], last)...)
+		}
+		if d.ambiguous(last.val, alts) {
+			return nil, ""
+		}
 		if !last.valid() {
 			// An explicit answer that is not a count: the reply answered,
 			// wrongly; no other number stands in for it.
@@ -96,10 +109,16 @@ func (d *doc) finalCount() (*int, string) {
 		v := int(last.val)
 		return &v, level.src
 	}
-	if v, ok := d.lastInteger(); ok {
+	if v, k, ok := d.lastInteger(); ok {
+		if d.ambiguous(float64(v), d.alternativesAt(d.nums[k].start, d.nums[k].end)) {
+			return nil, ""
+		}
 		return &v, SourceLastInteger
 	}
-	if v, ok := d.lastNumberWord(); ok {
+	if v, s, e, ok := d.lastNumberWord(); ok {
+		if d.ambiguous(float64(v), d.alternativesAt(s, e)) {
+			return nil, ""
+		}
 		return &v, SourceNumberWord
 	}
 	d.flag(FlagUnparseableCount)
@@ -133,7 +152,9 @@ func (d *doc) boxedCands() []cand {
 		}
 		body := reBoxedJunk.ReplaceAllString(d.w[open+1:end], " ")
 		if v, ok := boxedValue(body); ok {
-			out = append(out, cand{pos: open, val: v})
+			out = append(out, cand{pos: open, val: v, s: -1, e: end + 1, alts: bodyAlternatives(body)})
+		} else if v, alts, ok := hedgedBoxedValue(body); ok {
+			out = append(out, cand{pos: open, val: v, s: -1, e: end + 1, alts: alts})
 		} else {
 			d.flag(FlagUnparseableBoxed)
 		}
@@ -193,7 +214,7 @@ func (d *doc) phraseCands() []cand {
 	add := func(pos int, v float64, ok bool) {
 		// "There are 7 bounces in total? No, 4." asks, it does not answer.
 		if ok && !d.inQuestion(pos) {
-			out = append(out, cand{pos: pos, val: v})
+			out = append(out, cand{pos: pos, val: v, s: d.valS, e: d.valE})
 		}
 	}
 	// all finds re's matches in the answer region; need is a substring
@@ -242,6 +263,7 @@ func (d *doc) phraseCands() []cand {
 		for _, m := range all(re, "n") { // "no", "never", "not", "n't"
 			_, le := d.line(m[0])
 			if m[1] <= le && reZeroEnd.MatchString(w[m[1]:min(le, m[1]+120)]) {
+				d.valS = -1
 				add(m[0], 0, true)
 			}
 		}
@@ -366,6 +388,7 @@ func (d *doc) lastLine() (int, int, bool) {
 // word, or with allowNone "none"/"no …"/"nothing" for 0. It stops at the
 // end of a sentence.
 func (d *doc) valueAfter(p, maxWords int, allowNone bool) (float64, bool) {
+	d.valS = -1
 	w := d.w
 	words, nl := 0, 0
 	for steps := 0; p < len(w) && steps < 200; steps++ {
@@ -396,6 +419,7 @@ func (d *doc) valueAfter(p, maxWords int, allowNone bool) (float64, bool) {
 			}
 			word := w[p:q]
 			if m := reNumWord.FindStringSubmatchIndex(w[p:min(len(w), p+30)]); m != nil && m[0] == 0 {
+				d.valS, d.valE = p, p+m[1]
 				return float64(wordValue(w[p:], m)), true
 			}
 			if allowNone && (word == "none" || word == "no" || word == "nothing") {
@@ -413,10 +437,13 @@ func (d *doc) valueAfter(p, maxWords int, allowNone bool) (float64, bool) {
 	return 0, false
 }
 
-// valueAt reads the number starting at p, refusing times.
+// valueAt reads the number starting at p, refusing times. It records the
+// value's span in d.valS, d.valE.
 func (d *doc) valueAt(p int) (float64, bool) {
+	d.valS = -1
 	if p < len(d.w) && isLetter(d.w[p]) {
 		if m := reNumWord.FindStringSubmatchIndex(d.w[p:min(len(d.w), p+30)]); m != nil && m[0] == 0 {
+			d.valS, d.valE = p, p+m[1]
 			return float64(wordValue(d.w[p:], m)), true
 		}
 		return 0, false
@@ -436,6 +463,7 @@ func (d *doc) valueAt(p int) (float64, bool) {
 	if n.neg {
 		v = -v
 	}
+	d.valS, d.valE = n.start, n.end
 	return v, true
 }
 
@@ -473,12 +501,16 @@ var fillerWords = map[string]bool{
 	"contact": true, "contacts": true, "wall": true, "walls": true, "event": true, "events": true,
 	"change": true, "changes": true, "state": true, "states": true, "this": true, "for": true,
 	"overall": true, "s": true, "t": true, "which": true, "here": true, "now": true, "only": true,
+	// "Final answer: either 12 or 13", "… between 12 and 15": read the first
+	// value; the alternatives rule then makes the answer ambiguous.
+	"either": true, "between": true,
 }
 
 // lastInteger returns the last integer in the answer region that is not a
 // time, a range of times, an index, a frame number or rate, or glued to a
-// word. Negative and absurd integers are skipped and flagged.
-func (d *doc) lastInteger() (int, bool) {
+// word, and its index in d.nums. Negative and absurd integers are skipped
+// and flagged.
+func (d *doc) lastInteger() (int, int, bool) {
 	for k := len(d.nums) - 1; k >= 0; k-- {
 		n := d.nums[k]
 		if n.start < d.countFrom {
@@ -491,9 +523,9 @@ func (d *doc) lastInteger() (int, bool) {
 			d.flag(FlagRejectedCount)
 			continue
 		}
-		return int(n.plain), true
+		return int(n.plain), k, true
 	}
-	return 0, false
+	return 0, -1, false
 }
 
 func (d *doc) intExcluded(n num) bool {
@@ -512,6 +544,8 @@ func (d *doc) intExcluded(n num) bool {
 		return true // "Bounce 3:", "frame 12", "#2"
 	case reFrameRange.MatchString(before):
 		return true // "frames 10-15"
+	case reFrameOf.MatchString(before):
+		return true // the M of an echoed label "Frame 3 of 8"
 	case n.start-ls <= 12 && reLineIndexPre.MatchString(w[ls:n.start]) && reLineIndexPost.MatchString(w[n.end:min(le, n.end+4)]):
 		return true // "1. 00:03.5 left"
 	case n.start > 0 && w[n.start-1] == '(' && n.end < len(w) && w[n.end] == ')':
@@ -523,8 +557,9 @@ func (d *doc) intExcluded(n num) bool {
 }
 
 // lastNumberWord returns the last cardinal number word that is not "one"
-// as a pronoun ("one of", "this one") or a duration ("two seconds").
-func (d *doc) lastNumberWord() (int, bool) {
+// as a pronoun ("one of", "this one") or a duration ("two seconds"), and
+// its span in d.w.
+func (d *doc) lastNumberWord() (int, int, int, bool) {
 	w := d.w[d.countFrom:]
 	ms := reNumWord.FindAllStringSubmatchIndex(w, -1)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -536,7 +571,7 @@ func (d *doc) lastNumberWord() (int, bool) {
 		if w[m[2]:m[3]] == "one" && reWordOnePre.MatchString(w[max(0, m[0]-12):m[0]]) {
 			continue
 		}
-		return wordValue(w, m), true
+		return wordValue(w, m), d.countFrom + m[0], d.countFrom + m[1], true
 	}
-	return 0, false
+	return 0, 0, 0, false
 }

@@ -3,8 +3,9 @@
 // Appendix C.8 and C.15). Scores depend on every rule below, so they are
 // stated precisely; each has a test.
 //
-// Parse is pure, deterministic, never panics, and treats the count and the
-// events independently: a ledger never changes the count and a count never
+// Parse (and ParseWith, which also takes the times of the frames shown) is
+// pure, deterministic, never panics, and treats the count and the events
+// independently: a ledger never changes the count and a count never
 // creates events (a five-line ledger ending "Final answer: 4" is the
 // paper's wrong accumulation, kept as such).
 //
@@ -52,6 +53,29 @@
 // FlagRefusal when the reply declines ("I'm sorry", "I cannot determine",
 // "unable to view the video").
 //
+// # Ambiguous answers
+//
+// A final answer that names several different counts as alternatives is
+// no answer: CountVideoBench §5.1 counts "ambiguous outputs containing
+// multiple incompatible integers" as non-responses, which lower Coverage,
+// not EM, and taking the last integer ("13" of "12 or 13") would turn doubt
+// into a number. The statement the count comes from — the last \boxed{},
+// the last final-answer phrase, or at levels 3–4 the sentence of the last
+// integer or number word (never an earlier one instead) — is ambiguous when,
+// on its line, its value is offered together with another count: "12 or
+// 13", "either 12 or 13", "12 bounces, or maybe 13", "12 (or 13)", "12,
+// maybe 13", "12 (possibly 13)", "12 to 13", "12-13", "12–13", "between 12
+// and 15", "twelve or thirteen", \boxed{12 or 13}, \boxed{12-13},
+// \boxed{12, 13}, \boxed{12} or \boxed{13}. Count is then nil,
+// FlagAmbiguousCount and FlagUnparseableCount are set and Alternatives
+// lists the distinct values. Not alternatives: running counts and earlier
+// statements on other lines (a later single final answer stands), times and
+// frame numbers (never counts: "between 2 and 5 s", "frames 10-15"), "3 out
+// of 4", "from 3 to 4" (a change), "up to 5", "5 or more", arithmetic ("6 −
+// 1 = 5"), "4, not 5", and the same value twice ("12 (12 bounces)"). The
+// check is line-local: "Final answer: 12" followed on the next line by "or
+// maybe 13" is not caught.
+//
 // # Times
 //
 // A number is a time only with a temporal cue (C.15); bare decimals are
@@ -75,8 +99,36 @@
 // Durations are not moments: a unit or clock time after "every", "each",
 // "for", "lasting", "in", "within", "after", "first/last/next", "a/an",
 // "period/interval/gap of", or before "apart", "long", "later",
-// "interval(s)", "of video". A frame number is not a time unless the
-// reply states the frame's time ("frame 12 (t = 6.0 s)").
+// "interval(s)", "of video".
+//
+// # Frame references
+//
+// Parse never reads a frame number as a time ("bounce in frame 12" has
+// none), unless the reply states the frame's time ("frame 12 (t = 6.0 s)").
+// ParseWith with Options.FrameTimes (the sample times of the frames shown,
+// in the order shown, as tracegrid eval sends them and frames.json lists
+// them by position) reads frame references as times, because open models
+// often say "in frame 5" instead of a timestamp (C.15 lists "frame" as a
+// temporal cue):
+//
+//   - "frame k", "Frame #k", "frame no. k", JSON "frame": k, a table column
+//     headed "Frame" give FrameTimes[k−1]: k is the 1-based position as
+//     labelled ("Frame k of M") or shown, not the time order, so shuffled
+//     frames map correctly;
+//   - "frames k–l", "frames k to l", "between frames k and l" give frame k's
+//     time, the first of the range, as a range of times gives its start: an
+//     on-pulse or contact seen over frames k…l began by frame k, and the
+//     first frame is the one the reply commits to;
+//   - "frames 3, 7 and 12" gives one time per frame;
+//   - a number outside 1…len(FrameTimes) (including "frame 0") gives no
+//     time and sets FlagFrameOutOfRange (a range with either end outside
+//     gives none);
+//   - a frame reference next to a time the reply states for it ("frame 12
+//     (t = 6.0 s)", "Frame 3 of 96 at t = 1.000 s", "at 6.0 s (frame 12)")
+//     gives no time of its own: the stated time stands.
+//
+// Event.Frame records k for events whose time came from a frame reference.
+// The M of an echoed label "Frame k of M" is never the count.
 //
 // A range — "from 2.0 to 3.0 s", "2.0–3.0 s", "between 2 and 3 seconds",
 // "00:02-00:04", "00:00:01,500 --> 00:00:01,700" — is one time at its
@@ -112,9 +164,46 @@
 //     its sentence (before it, else after it) is an event, or else, with no
 //     such clause, it states an attribute ("frame 20 (1.0 s) on").
 //
-// Ordinals ("the third bounce") and counts never produce times. Reported
-// "off" phases are events too (Table 7 scores blink phase as an attribute
-// of reported events); alignment may filter by phase.
+// Ordinals ("the third bounce") and counts never produce times.
+//
+// # Excluded lines
+//
+// The paper's counted events are wall contacts, on-pulses and state
+// transitions (§3.1). A reported line that positively states something that
+// is not an event of its domain is kept in Events, with Event.Excluded set
+// and FlagExcludedEvents counting them, but it is not a reported event:
+// package score leaves it out of M, the alignment, the taxonomy, ACR and
+// RFR. The rule is ExclusionReason on the line's attributes:
+//
+//   - blinking, phase "off" → ExcludedOffPhase: "00:10.9 — the light turns
+//     off", "OFF", "ON → OFF", "goes dark". Without this a correct ledger
+//     that also logs each turn-off scored M = 2N, precision 0.5, F1 0.67
+//     and landed in accidental correctness;
+//   - state_machine, "from" and "to" both stated and equal →
+//     ExcludedNoChange: "B → B".
+//
+// Ledger rows (structured pieces) that the stative rule rejects are kept
+// as excluded lines when they state the domain's non-event: blinking "light
+// is off" (phase off), state_machine "highlight stays on node B", "remains
+// at S2", "still on B", "C (unchanged)" (from = to = the named state). Prose
+// statives ("At 5.0 s the light is off."), negations ("no change") and
+// stative rows naming nothing ("ball at center") are still not reports at
+// all. Merely lacking attributes never excludes: a bare timestamped line,
+// "00:02.0 — B", "00:01.0 — blink" are counted events.
+//
+// # Running counts and ledgers
+//
+// Event.Running is the running count stated with a line: "running count
+// 3", "cumulative total: 3", "(total: 3)", "count so far is 3", "— count 3",
+// "c = 3", JSON "count"/"running_count": 3, or a table column headed
+// "Count", "Total" or "Running …", looked for in the line's clause up to the
+// next time on its line (else the line's end), its table row or its JSON
+// object; the first one found, an integer that is not part of a time.
+// LastRunningCount is the one written last in the reply (by position, not
+// by time), counted or excluded lines alike. LedgerEvents is the number of
+// counted events; HasLedger is true when the reply lists any timestamped
+// line or states a running count. Package score compares them with the
+// final count (self-consistency).
 //
 // # Attributes
 //
@@ -137,9 +226,12 @@
 // # Order and duplicates
 //
 // Events are sorted by time. Events within DedupWindow (0.1 s, inclusive)
-// of the last kept one merge into it: the earliest is kept, it takes the
-// attributes it lacks from the merged ones, and the flag
-// "dropped_duplicates:N" counts the merged. FlagOutOfOrder marks a reply
+// of the last kept one of the same kind (counted, or excluded) merge into
+// it: the earliest is kept, it takes the attributes (and running count) it
+// lacks from the merged ones — but never one that would exclude a counted
+// event — and the flag "dropped_duplicates:N" counts the merged. A counted
+// and an excluded line never merge (an "off" line 0.05 s before an "on"
+// line must not swallow the on-pulse). FlagOutOfOrder marks a reply
 // that lists a time before an earlier-listed later one, unless it repeats
 // an earlier time.
 //

@@ -90,6 +90,10 @@ func (d *doc) extractEvents() []Event {
 
 	// Judge each piece on its own; thin ones inherit from their sentence.
 	own := make([]int8, len(pieces)) // 1 accept, -1 reject, 0 thin (undecided)
+	// A ledger row rejected as stative that states the domain's non-event
+	// ("00:05.0 — light is off", "00:09.0 — highlight stays on R") is kept
+	// as an excluded line with the attributes it states.
+	stative := make([]map[string]string, len(pieces))
 	for i := range pieces {
 		p := &pieces[i]
 		w, c := d.w[p.s:p.e], d.c[p.s:p.e]
@@ -107,6 +111,9 @@ func (d *doc) extractEvents() []Event {
 			own[i] = 1
 		default:
 			own[i] = -1
+			if p.structured {
+				stative[i] = d.statedNonEvent(w, c)
+			}
 		}
 	}
 	// A thin clause takes the decision of the nearest non-thin clause of
@@ -153,6 +160,12 @@ func (d *doc) extractEvents() []Event {
 		}
 	}
 
+	for i := range pieces {
+		if stative[i] != nil {
+			pieces[i].accepted = true
+		}
+	}
+
 	needed := make([]bool, len(pieces))
 	for i, j := range from {
 		needed[i] = needed[i] || pieces[i].accepted
@@ -162,12 +175,16 @@ func (d *doc) extractEvents() []Event {
 	}
 	attrs := make([]map[string]string, len(pieces))
 	for i, p := range pieces {
-		if needed[i] {
+		switch {
+		case stative[i] != nil:
+			attrs[i] = stative[i]
+		case needed[i]:
 			attrs[i] = d.attrs(p)
 		}
 	}
 	var evs []Event
 	ranges := 0
+	lastRunPos := -1
 	for i, p := range pieces {
 		if !p.accepted {
 			continue
@@ -190,7 +207,20 @@ func (d *doc) extractEvents() []Event {
 				}
 			}
 		}
-		evs = append(evs, Event{T: p.st.t, Attrs: a, Text: snippet(d.raw[p.s:p.e])})
+		ev := Event{T: p.st.t, Attrs: a, Text: snippet(d.raw[p.s:p.e]), Excluded: ExclusionReason(d.domain, a)}
+		if p.st.kind == kFrame {
+			ev.Frame = int(d.nums[p.st.num].plain)
+		}
+		end := d.runEnd(pieces, i)
+		if v, pos, ok := d.runningCount(p, end); ok {
+			ev.Running = &v
+			if pos > lastRunPos {
+				lastRunPos = pos
+				vv := v
+				d.lastRunning = &vv
+			}
+		}
+		evs = append(evs, ev)
 	}
 	if ranges > 0 {
 		d.flag(FlagTimeRanges + strconv.Itoa(ranges))

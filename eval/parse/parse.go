@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Event is one timestamp the reply states explicitly.
@@ -11,7 +12,23 @@ type Event struct {
 	T     float64           `json:"t"`               // seconds from the start of the clip
 	Attrs map[string]string `json:"attrs,omitempty"` // "wall", "phase", "from", "to" when the reply states them; nil otherwise
 	Text  string            `json:"text"`            // the source snippet (the line or clause it came from), for audit
+	// Frame is the 1-based shown position k when the time was read from
+	// "frame k" (or the first frame of "frames k–l") through
+	// Options.FrameTimes; 0 otherwise.
+	Frame int `json:"frame,omitempty"`
+	// Running is the running count the reply states with this event
+	// ("running count 3", "(total: 3)", {"count": 3}); nil when none.
+	Running *int `json:"running,omitempty"`
+	// Excluded is why this reported line is not an event of the domain
+	// (ExcludedOffPhase, ExcludedNoChange); "" for a counted event. An
+	// excluded event stays in Result.Events for audit but is not a reported
+	// event: scoring ignores it (M, alignment, taxonomy).
+	Excluded string `json:"excluded,omitempty"`
 }
+
+// Counted reports whether the event is a reported event of its domain
+// (Excluded is empty).
+func (e Event) Counted() bool { return e.Excluded == "" }
 
 // Result is everything Parse extracts from one reply. Count and Events are
 // parsed independently: a ledger of five events followed by "Final answer:
@@ -19,8 +36,47 @@ type Event struct {
 type Result struct {
 	Count       *int     // the final answer; nil when none could be parsed (→ scored incorrect)
 	CountSource string   // how it was found: "boxed", "final_answer", "last_integer", "number_word", "" when none
-	Events      []Event  // explicit timestamps only, sorted by T, deduplicated within DedupWindow; nil when none
+	Events      []Event  // explicit timestamps only, sorted by T, deduplicated within DedupWindow; nil when none. Excluded ones are flagged, not removed
 	Flags       []string // sorted; see the Flag constants
+	// Alternatives are the distinct counts of a final answer that names
+	// several as alternatives ("12 or 13"), sorted; Count is then nil and
+	// FlagAmbiguousCount is set. nil otherwise.
+	Alternatives []int
+	// Self-consistency inputs (issue 11 point 8). LastRunningCount is the
+	// running count stated last in the reply's text with a reported line
+	// (counted or excluded), nil when the reply states none. LedgerEvents
+	// is the number of counted events. HasLedger is true when the reply
+	// lists at least one timestamped line (counted or excluded) or states
+	// a running count.
+	LastRunningCount *int
+	LedgerEvents     int
+	HasLedger        bool
+}
+
+// CountedEvents returns the events that are reported events of the domain
+// (Excluded empty), in order; nil when there are none.
+func (r Result) CountedEvents() []Event {
+	var out []Event
+	for _, e := range r.Events {
+		if e.Counted() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Options are the inputs of ParseWith.
+type Options struct {
+	// Domain ("bounce_ball", "blinking", "state_machine") selects the event
+	// vocabulary, the attributes and the excluded-line rules; any other
+	// value uses the union vocabulary and no attributes.
+	Domain string
+	// FrameTimes are the sample times, in seconds, of the frames shown to
+	// the model, in the order shown: FrameTimes[k-1] is the time of the
+	// frame labelled (or shown) k-th. With it, "frame k" is a time (see the
+	// package doc); nil or empty leaves frame numbers no times, as Parse
+	// does.
+	FrameTimes []float64
 }
 
 // DedupWindow is the distance in seconds within which two reported events
@@ -75,31 +131,98 @@ const (
 	// FlagInvalidTimestamp: a clock time with a field out of range
 	// ("00:75") was ignored.
 	FlagInvalidTimestamp = "invalid_timestamp"
+	// FlagAmbiguousCount: the final answer names several different counts
+	// as alternatives ("12 or 13", "between 12 and 15", \boxed{12 or 13});
+	// Count is nil (a non-response, CountVideoBench §5.1) and
+	// Result.Alternatives lists them. FlagUnparseableCount is set too.
+	FlagAmbiguousCount = "ambiguous_count"
+	// FlagExcludedEvents: "excluded_events:N", N reported lines are kept in
+	// Events but are not events of the domain (Event.Excluded).
+	FlagExcludedEvents = "excluded_events:"
+	// FlagFrameOutOfRange: a "frame k" named a frame outside 1…len(FrameTimes)
+	// (or 0); it gave no time.
+	FlagFrameOutOfRange = "frame_out_of_range"
 )
+
+// Reasons a reported line is not an event of its domain (Event.Excluded).
+const (
+	// ExcludedOffPhase: blinking counts on-pulses; a line reporting the
+	// lamp turning (or being) off is not an on-pulse.
+	ExcludedOffPhase = "off_phase"
+	// ExcludedNoChange: state_machine counts transitions, which change the
+	// state; a line whose state before and after are the same ("B → B",
+	// "stays on node B") reports no transition.
+	ExcludedNoChange = "no_state_change"
+)
+
+// ExclusionReason is the rule behind Event.Excluded, on the attributes a
+// line states (parser keys: "phase", "from", "to"): blinking with phase
+// "off" → ExcludedOffPhase; state_machine with "from" and "to" both stated
+// and equal → ExcludedNoChange; otherwise "" (counted). Values compare
+// case-insensitively after trimming. A line that states no attribute is
+// always counted. Package score applies the same rule to reports (whose
+// blink phase is keyed "after"), so stored events without the Excluded
+// field score the same.
+func ExclusionReason(domain string, attrs map[string]string) string {
+	switch domain {
+	case "blinking":
+		if strings.EqualFold(strings.TrimSpace(attrs["phase"]), "off") {
+			return ExcludedOffPhase
+		}
+	case "state_machine":
+		f, t := strings.TrimSpace(attrs["from"]), strings.TrimSpace(attrs["to"])
+		if f != "" && strings.EqualFold(f, t) {
+			return ExcludedNoChange
+		}
+	}
+	return ""
+}
 
 // Parse extracts the final count and the explicitly timestamped events from
 // a model reply. domain ("bounce_ball", "blinking", "state_machine") selects
 // the event vocabulary and attributes; an unknown domain still yields
 // counts and times, with the union vocabulary and no attributes. Parse is
 // pure, deterministic and never panics. The rules are in the package doc.
+// It is ParseWith without frame times: "frame k" is never a time.
 func Parse(reply, domain string) Result {
-	d := newDoc(reply, domain)
+	return ParseWith(reply, Options{Domain: domain})
+}
+
+// ParseWith is Parse with options: with Options.FrameTimes, "frame k" and
+// "frames k–l" are times (the package doc has the rule). It is pure,
+// deterministic and never panics; FrameTimes is only read.
+func ParseWith(reply string, opt Options) Result {
+	d := newDoc(reply, opt.Domain)
+	d.frameTimes = opt.FrameTimes
 	d.scanNumbers()
 	d.scanTables()
 	d.classifyTimes()
+	d.frameRefs()
 	raw := d.extractEvents()
 
 	var res Result
 	res.Count, res.CountSource = d.finalCount()
+	res.Alternatives = d.alternatives
 	res.Events = d.finishEvents(raw)
+	res.LastRunningCount = d.lastRunning
+	for _, e := range res.Events {
+		if e.Counted() {
+			res.LedgerEvents++
+		}
+	}
+	res.HasLedger = len(res.Events) > 0 || res.LastRunningCount != nil
 	res.Flags = d.flagList()
 	return res
 }
 
 // finishEvents sorts the accepted events by time and merges those within
-// DedupWindow of the last kept one (anchoring on the kept event, so a chain
-// 3.00, 3.08, 3.16 keeps 3.00 and 3.16). The earliest report is kept and
-// takes the attributes it lacks from the merged ones.
+// DedupWindow of the last kept one of the same kind, counted or excluded
+// (anchoring on the kept event, so a chain 3.00, 3.08, 3.16 keeps 3.00 and
+// 3.16). The earliest report is kept and takes the attributes (and the
+// running count) it lacks from the merged ones, except an attribute that
+// would make a counted event excluded. Counted and excluded events never
+// merge: a lamp's "off" line 0.05 s before an "on" line must not swallow
+// the on-pulse.
 func (d *doc) finishEvents(evs []Event) []Event {
 	if len(evs) == 0 {
 		return nil
@@ -132,25 +255,56 @@ func (d *doc) finishEvents(evs []Event) []Event {
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].T < evs[j].T })
 	out := make([]Event, 0, len(evs))
-	dropped := 0
+	dropped, excluded := 0, 0
+	last := [2]int{-1, -1} // index in out of the last kept counted, excluded event
 	for _, e := range evs {
-		if n := len(out); n > 0 && e.T-out[n-1].T <= DedupWindow+dedupEps {
-			k := &out[n-1]
-			for key, v := range e.Attrs {
-				if _, ok := k.Attrs[key]; !ok {
-					if k.Attrs == nil {
-						k.Attrs = map[string]string{}
-					}
-					k.Attrs[key] = v
-				}
-			}
+		kind := 0
+		if !e.Counted() {
+			kind = 1
+		}
+		if n := last[kind]; n >= 0 && e.T-out[n].T <= DedupWindow+dedupEps {
+			d.mergeInto(&out[n], e)
 			dropped++
 			continue
 		}
+		last[kind] = len(out)
 		out = append(out, e)
+		excluded += kind
 	}
 	if dropped > 0 {
 		d.flag(FlagDroppedDuplicates + strconv.Itoa(dropped))
 	}
+	if excluded > 0 {
+		d.flag(FlagExcludedEvents + strconv.Itoa(excluded))
+	}
 	return out
+}
+
+// mergeInto gives the kept event k what a duplicate e states and k lacks:
+// attributes (unless one would exclude a counted k) and the running count.
+func (d *doc) mergeInto(k *Event, e Event) {
+	keys := make([]string, 0, len(e.Attrs))
+	for key := range e.Attrs {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys) // deterministic when two keys would each exclude
+	for _, key := range keys {
+		if _, ok := k.Attrs[key]; ok {
+			continue
+		}
+		if k.Attrs == nil {
+			k.Attrs = map[string]string{}
+		}
+		k.Attrs[key] = e.Attrs[key]
+		if k.Counted() && ExclusionReason(d.domain, k.Attrs) != "" {
+			delete(k.Attrs, key)
+		}
+	}
+	if len(k.Attrs) == 0 {
+		k.Attrs = nil
+	}
+	if k.Running == nil && e.Running != nil {
+		v := *e.Running
+		k.Running = &v
+	}
 }

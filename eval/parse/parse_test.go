@@ -36,6 +36,7 @@ type replyCase struct {
 	count  int // none for nil
 	src    string
 	events []ev
+	excl   map[int]string // index in events → Event.Excluded; absent means counted
 	flags  []string
 }
 
@@ -395,7 +396,11 @@ Total transitions = 3`,
 [00:09.0] highlight stays on R
 Final count: 2`,
 		count: 2, src: SourceFinalAnswer,
-		events: []ev{{7, trans("P", "Q")}, {8, trans("Q", "R")}},
+		// Issue 11: the stative ledger row is kept, excluded (R → R is no
+		// transition); it was dropped before.
+		events: []ev{{7, trans("P", "Q")}, {8, trans("Q", "R")}, {9, trans("R", "R")}},
+		excl:   map[int]string{2: ExcludedNoChange},
+		flags:  []string{FlagExcludedEvents + "1"},
 	},
 	{
 		name: "blinking_on_off_ledger", domain: "blinking",
@@ -405,13 +410,18 @@ Final count: 2`,
 00:02.2 OFF
 The light turned on 2 times.`,
 		count: 2, src: SourceLastInteger,
+		// Issue 11: the OFF lines are kept but are not on-pulses.
 		events: []ev{{1, phase("on")}, {1.2, phase("off")}, {2, phase("on")}, {2.2, phase("off")}},
+		excl:   map[int]string{1: ExcludedOffPhase, 3: ExcludedOffPhase},
+		flags:  []string{FlagExcludedEvents + "2"},
 	},
 	{
 		name: "blinking_prose_phases", domain: "blinking",
 		reply: `At 3.5 s the square lights up, and it goes dark again at 3.7 s. Answer: 1`,
 		count: 1, src: SourceFinalAnswer,
 		events: []ev{{3.5, phase("on")}, {3.7, phase("off")}},
+		excl:   map[int]string{1: ExcludedOffPhase},
+		flags:  []string{FlagExcludedEvents + "1"},
 	},
 	{
 		name: "blinking_state_descriptions_dropped", domain: "blinking",
@@ -603,6 +613,9 @@ func checkResult(t *testing.T, got Result, tc replyCase) {
 			}
 			if e.Text == "" {
 				t.Errorf("event %d has no source text", i)
+			}
+			if e.Excluded != tc.excl[i] {
+				t.Errorf("event %d at %v: excluded %q, want %q (%q)", i, e.T, e.Excluded, tc.excl[i], e.Text)
 			}
 		}
 	}

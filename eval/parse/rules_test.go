@@ -180,11 +180,13 @@ func TestNonEventsYieldNothing(t *testing.T) {
 		{"blinking", "At 5.0 s the light is off."},
 		{"blinking", "Nothing happens at 9.0 s."},
 		{"state_machine", "At 2.0 s the highlight remains on B."},
+		// Issue 11: a ledger row stating the highlight stays is kept as an
+		// excluded line (no_state_change), never a counted event.
 		{"state_machine", "00:02.0 — still on B"},
 	}
 	for _, c := range cases {
-		if r := Parse(c.reply, c.domain); len(r.Events) != 0 {
-			t.Errorf("%s %q: events %v, want none", c.domain, c.reply, times(r))
+		if r := Parse(c.reply, c.domain); len(r.CountedEvents()) != 0 || r.LedgerEvents != 0 {
+			t.Errorf("%s %q: counted events %v, want none", c.domain, c.reply, times(r))
 		}
 	}
 }
@@ -253,9 +255,28 @@ func TestLargeInputs(t *testing.T) {
 	}
 	for i, in := range inputs {
 		start := time.Now()
-		checkInvariants(t, Parse(in, "bounce_ball"))
+		checkInvariants(t, Parse(in, "bounce_ball"), "bounce_ball")
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("input %d (%d bytes) took %v", i, len(in), d)
+		}
+	}
+	// Frame references, excluded lines, ambiguity and running counts.
+	inputs = []string{
+		strings.Repeat("frame 1 at 1.0 s ", 5000),
+		"frames " + strings.Repeat("1, ", 10000),
+		strings.Repeat("00:01.0 — B → B (count 1)\n", 10000),
+		strings.Repeat("12 or 13 ", 10000),
+		strings.Repeat(`\boxed{12} or `, 5000),
+		strings.Repeat("t=1.0 light off, ", 5000),
+	}
+	frames := []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5}
+	for i, in := range inputs {
+		for _, domain := range []string{"blinking", "state_machine"} {
+			start := time.Now()
+			checkInvariants(t, ParseWith(in, Options{Domain: domain, FrameTimes: frames}), domain)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("input %d (%d bytes, %s) took %v", i, len(in), domain, d)
+			}
 		}
 	}
 }

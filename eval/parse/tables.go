@@ -23,6 +23,8 @@ var (
 	reHdrWall    = regexp.MustCompile(`\b(?:wall|side|edge|surface)\b`)
 	reHdrPhase   = regexp.MustCompile(`\b(?:phase|state|status|light|led|on/off)\b`)
 	reHdrFrom    = regexp.MustCompile(`^(?:from|from state|prev.*|previous.*|source|before|old.*)$`)
+	reHdrFrame   = regexp.MustCompile(`^(?:frames?|frame\s*(?:#|no\.?|number|index|position|k))$`)
+	reHdrRunning = regexp.MustCompile(`^(?:running.*|cumulative.*|count|total|tally|(?:count|total) so far|c_?i|c)$`)
 	reHdrTo      = regexp.MustCompile(`^(?:to|to state|next.*|new.*|target|after|dest.*|state|current state|state after|resulting state)$`)
 )
 
@@ -49,10 +51,14 @@ func (d *doc) cellsOf(start, end int) [][2]int {
 func (d *doc) headerRole(h string) string {
 	h = strings.TrimSpace(h)
 	switch {
+	case reHdrFrame.MatchString(h):
+		return "frame"
 	case reHdrIndex.MatchString(h):
 		return "index"
 	case reHdrTime.MatchString(h) && !reHdrNotTime.MatchString(h):
 		return "time"
+	case reHdrRunning.MatchString(h):
+		return "running"
 	case reHdrFrom.MatchString(h):
 		return "from"
 	case d.domain == "state_machine" && reHdrTo.MatchString(h):

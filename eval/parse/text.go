@@ -22,6 +22,11 @@ type doc struct {
 	listNum    map[int]bool // bare numbers sharing a later number's time unit ("2, 4 and 6 s")
 	flags      map[string]bool
 	countFrom  int // the final count is sought in w[countFrom:] (after </think>)
+
+	frameTimes   []float64 // Options.FrameTimes: time of the k-th shown frame at [k-1]
+	alternatives []int     // the counts of an ambiguous final answer
+	lastRunning  *int      // the running count stated last (by position) with a reported line
+	valS, valE   int       // span of the value valueAt/valueAfter read last; valS < 0 when none
 }
 
 func newDoc(reply, domain string) *doc {

@@ -47,7 +47,7 @@ var thinWords = map[string]bool{
 	"hit": true, "flash": true, "pulse": true, "mark": true, "point": true, "finally": true,
 	"lastly": true, "eventually": true, "afterwards": true, "after": true, "that": true,
 	"which": true, "subsequently": true, "once": true, "more": true, "too": true, "by": true,
-	"later": true,
+	"later": true, "in": true, "frames": true,
 }
 
 func eventWords(domain string) []*regexp.Regexp {

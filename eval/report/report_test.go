@@ -40,7 +40,8 @@ import (
 //	(0, 1.0)      seed 4 answered without a parseable count          4/5
 //
 // Elsewhere: alpha · A · blinking (1, 0.5) seed 0 reports phase "off"
-// (misidentified, checks the phase → after mapping); alpha · A ·
+// (a lamp turning off is not a blinking event: excluded, so that trial has
+// M = 0, one miss and an accidentally correct count); alpha · A ·
 // state_machine (2, 1.0) seed 0 reports its second event 0.9 s late
 // (outside δ = 0.5 s: displaced); beta · B · blinking answers N + 1
 // everywhere (no reliable region).
@@ -394,9 +395,10 @@ func TestSummaryHandComputed(t *testing.T) {
 		"misidentified": 1, "wrong_accumulation": 2, "videos": 30, "merged": 0} {
 		checkNum(t, "taxonomy", x, k, v)
 	}
-	// The blink reported "off" is misidentified, the one reported "on" not.
+	// The blink reported "off" is no blinking event (excluded): not
+	// misidentified, and its true pulse is missed.
 	xb := one(t, s, "taxonomy", map[string]any{"model": "alpha", "policy": "native:1", "domain": "blinking"})
-	checkNum(t, "taxonomy blinking", xb, "misidentified", 1)
+	checkNum(t, "taxonomy blinking", xb, "misidentified", 0)
 	// The state-machine report 0.9 s late is displaced (outside δ = 0.5 s).
 	xs := one(t, s, "taxonomy", map[string]any{"model": "alpha", "policy": "native:1", "domain": "state_machine"})
 	checkNum(t, "taxonomy state", xs, "displaced", 1)

@@ -18,6 +18,9 @@ type Trial struct {
 	F      float64    `json:"f"` // N = 0 controls carry the nominal 1.0 Hz
 	Seed   int        `json:"seed"`
 	Score  TrialScore `json:"score"`
+	// Consistency is the reply's self-consistency (SelfConsistency), when
+	// the caller has it; GroupConsistency skips trials without.
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // Wilson is a score interval for a binomial proportion, as fractions.
@@ -50,7 +53,8 @@ func WilsonInterval(k, n int, z float64) Wilson {
 // trials; WrongAccumulation and Videos count trials.
 type Totals struct {
 	TrueEvents        int `json:"true_events"`
-	Reported          int `json:"reported"`
+	Reported          int `json:"reported"` // M: reported events of the domain
+	Excluded          int `json:"excluded"` // reported lines that are not events of the domain
 	Matched           int `json:"matched"`
 	Missed            int `json:"missed"`
 	Hallucinated      int `json:"hallucinated"`
@@ -107,6 +111,7 @@ func Summarize(trials []Trial) Summary {
 		}
 		s.Totals.TrueEvents += sc.N
 		s.Totals.Reported += sc.M
+		s.Totals.Excluded += sc.Excluded
 		s.Totals.Matched += sc.Classes.Matched
 		s.Totals.Missed += sc.Classes.Missed
 		s.Totals.Hallucinated += sc.Classes.Hallucinated

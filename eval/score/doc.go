@@ -17,6 +17,19 @@
 // exactly on a rate-relative midpoint matches despite float rounding, and
 // totals within 1 ns tie. Ties resolve toward earlier events (see Align).
 //
+// # Reported events (issue 11)
+//
+// Only reports that are events of the clip's domain are reported events.
+// A report is excluded when Report.Excluded is set (the parser's
+// parse.Event.Excluded, carried by FromParsed) or, for reports stored
+// without that field, when its attributes say so (Exclusion, the parser's
+// rule parse.ExclusionReason): blinking "after" = off (the lamp turning
+// off is not an on-pulse) and state_machine from = to (no transition).
+// Excluded reports are left out of M, the alignment, P, R, F1, VOR, the
+// taxonomy, ACR, RFR and the outcome; TrialScore.Excluded and
+// ExcludedReports list them and Totals.Excluded sums them. Pair.Report
+// still indexes the reports as given.
+//
 // # Per-trial metrics (LFT §3.2 Eq. 3)
 //
 //	Acc = I[ŷ = N]     (an unparseable answer, Count == nil, is incorrect; §3.3)
@@ -52,15 +65,46 @@
 // state_machine) plus "before" and "after" (s⁻, s⁺: for blinking after is
 // "on", the blink phase). Keys and values compare case-insensitively after
 // trimming; a report that states nothing, or only keys the truth lacks, is
-// never misidentified. Displaced (the paper gives no algorithm; this is the
-// order alignment used): the matched pairs, which are monotone in time, cut
-// both sequences into gaps; inside each gap the unmatched truths and
-// unmatched reports are paired in order by the same exact matcher with an
-// unbounded window, and every such pair is a displaced event (necessarily
-// outside δ, or K would not be maximal). A displaced event is therefore
-// also counted as one miss and one hallucination, as in Table 8 where the
-// categories overlap. Wrong accumulation: eligible, F1 ≥ 0.80, wrong count.
-// Merged events are never inferred (the paper reports none).
+// never misidentified. Since an "off" report is excluded (above), a blink
+// can no longer be misidentified by its phase.
+//
+// Displaced (DisplacedRule; Table 7/8 define it as an order-aligned report
+// whose timestamp is outside the tolerance, without an algorithm): the
+// matched pairs, which are monotone in time, cut both sequences into gaps;
+// inside each gap the unmatched truths and unmatched reports are paired in
+// order by the same exact matcher (most pairs, then least total deviation)
+// with the window 2δ — one event period 1/F under δ = 1/(2F), 2T under a
+// fixed T (TrialScore.DisplacedWithin). Each such pair is a displaced event:
+// δ < |deviation| ≤ 2δ (more than δ, or K would not be maximal). Farther
+// reports stay hallucinated and farther truths stay missed: a hallucination
+// 10 s from a miss is not "displaced". A displaced event is also counted as
+// one miss and one hallucination, as in Table 8 where the categories
+// overlap. Wrong accumulation: eligible, F1 ≥ 0.80, wrong count. Merged
+// events are never inferred (the paper reports none). AlignmentTable lists
+// one trial's true and reported events with their classes (matched,
+// misidentified, displaced, missed, hallucinated, excluded).
+//
+// # Outcome classes (issue 11 point 7, LFT Appendix F)
+//
+// TrialScore.Outcome puts every trial in exactly one class, the first rule
+// that holds (OutcomeRule): a static-object clip is count_only and an N = 0
+// control is control (not eligible); then, for eligible trials, no parsed
+// count → unparseable; correct with F1 ≥ 0.80 → faithful_correct; correct
+// → accidental_correct (exactly ACR's indicator, M = 0 included); F1 ≥
+// 0.80 → wrong_accumulation (RFR's indicator for parsed counts); M = 0 →
+// no_evidence; M > N → hallucinated_extra; otherwise (0 < M ≤ N, F1 <
+// 0.80, wrong count) → missed_events. Outcome.Definition has one sentence
+// per class; CountOutcomes counts them.
+//
+// # Self-consistency (issue 11 point 8)
+//
+// SelfConsistency compares the final count with the reply's last running
+// count (running check) and with the number of counted events it listed
+// (listed check); each is no_ledger when there is nothing to compare (not
+// a disagreement; decided first), unparseable when the count is nil, else
+// agree or disagree. SummarizeConsistency and GroupConsistency count them
+// per group with the disagreement rate Disagree/(Agree + Disagree) and its
+// 95% Wilson interval (ConsistencyRule).
 //
 // # Aggregates (LFT §3.2 Eq. 4, Table 1, B.4)
 //

@@ -13,3 +13,12 @@ func TestFromParsedMapsPhaseAndDropsUnknownKeys(t *testing.T) {
 		t.Errorf("FromParsed: %+v", got)
 	}
 }
+
+// TestFromParsedKeepsExcluded: excluded events stay, flagged, so that
+// report indices match event indices.
+func TestFromParsedKeepsExcluded(t *testing.T) {
+	got := FromParsed([]parse.Event{{T: 1, Attrs: map[string]string{"phase": "on"}}, {T: 1.2, Attrs: map[string]string{"phase": "off"}, Excluded: parse.ExcludedOffPhase}})
+	if len(got) != 2 || got[0].Excluded != "" || got[1].Excluded != parse.ExcludedOffPhase || got[1].Attrs["after"] != "off" {
+		t.Errorf("FromParsed: %+v", got)
+	}
+}

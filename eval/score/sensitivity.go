@@ -14,7 +14,10 @@ type TrialInput struct {
 	Prompt  string       `json:"prompt"`
 	Trace   *trace.Trace `json:"-"`
 	Count   *int         `json:"count"`   // parsed final answer; nil if unparseable
-	Reports []Report     `json:"reports"` // parsed timestamped events
+	Reports []Report     `json:"reports"` // parsed timestamped events (excluded ones flagged)
+	// Consistency, when set, is copied to the Trial (self-consistency does
+	// not depend on the tolerance).
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // ScoreAll scores every input under tol; Domain, N, F and Seed come from
@@ -29,7 +32,7 @@ func ScoreAll(inputs []TrialInput, tol Tolerance) ([]Trial, error) {
 		}
 		tr := in.Trace
 		out[i] = Trial{Model: in.Model, Policy: in.Policy, Prompt: in.Prompt,
-			Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc}
+			Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc, Consistency: in.Consistency}
 	}
 	return out, nil
 }

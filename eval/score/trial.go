@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -18,6 +19,40 @@ const FaithfulF1 = 0.80
 type Report struct {
 	T     float64           `json:"t"`
 	Attrs map[string]string `json:"attrs,omitempty"`
+	// Excluded is why the reported line is not an event of the clip's
+	// domain (parse.ExcludedOffPhase, parse.ExcludedNoChange); "" when it
+	// is, unless its attributes say otherwise (see Exclusion). Excluded
+	// reports are not reported events: they are left out of M, the
+	// alignment and the taxonomy.
+	Excluded string `json:"excluded,omitempty"`
+}
+
+// Exclusion is why report r is not a reported event of domain: r.Excluded
+// when set, else parse.ExclusionReason on its attributes (the blink phase,
+// keyed "after" here, is the parser's "phase"), so that reports stored
+// without the Excluded field score the same: blinking "after" = off, a
+// state_machine report with from = to. "" for a counted report.
+func Exclusion(domain string, r Report) string {
+	if r.Excluded != "" {
+		return r.Excluded
+	}
+	if len(r.Attrs) == 0 {
+		return ""
+	}
+	a := map[string]string{}
+	for k, v := range r.Attrs {
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "after":
+			if domain == "blinking" {
+				a["phase"] = v
+			}
+		case "from":
+			a["from"] = v
+		case "to":
+			a["to"] = v
+		}
+	}
+	return parse.ExclusionReason(domain, a)
 }
 
 // Classes counts one trial's events by the taxonomy of Table 7 (C.16).
@@ -39,7 +74,7 @@ type Classes struct {
 // TrialScore is one clip's final-answer and trace score (§3.2 Eq. 3).
 type TrialScore struct {
 	N     int  `json:"n"`     // true events
-	M     int  `json:"m"`     // reported events
+	M     int  `json:"m"`     // reported events (excluded reports not counted)
 	K     int  `json:"k"`     // aligned pairs
 	Count *int `json:"count"` // reported final count ŷ; nil when unparseable
 	// Correct is Acc = I[ŷ = N]; an unparseable answer is incorrect (§3.3).
@@ -61,11 +96,19 @@ type TrialScore struct {
 	// pairs and no taxonomy.
 	CountOnly bool    `json:"count_only,omitempty"`
 	Tolerance float64 `json:"tolerance"` // δ used, seconds; 0 for CountOnly
-	Pairs     []Pair  `json:"pairs"`
-	// Displaced are the order-aligned pairs outside the window behind
-	// Classes.Displaced (order alignment: see the package doc).
+	// DisplacedWithin is the displaced window 2δ (one event period 1/F
+	// under the rate-relative δ; 2T under a fixed T); 0 for CountOnly.
+	DisplacedWithin float64 `json:"displaced_within,omitempty"`
+	Pairs           []Pair  `json:"pairs"`
+	// Displaced are the order-aligned pairs outside δ but within
+	// DisplacedWithin behind Classes.Displaced (DisplacedRule).
 	Displaced []Pair  `json:"displaced,omitempty"`
 	Classes   Classes `json:"classes"`
+	// Excluded counts the reports that are not events of the domain
+	// (Exclusion); ExcludedReports are their indices in the reports given.
+	// They are in neither M nor any pair.
+	Excluded        int   `json:"excluded,omitempty"`
+	ExcludedReports []int `json:"excluded_reports,omitempty"`
 }
 
 // Faithful reports whether the trace meets the F1 ≥ 0.80 criterion of
@@ -105,16 +148,25 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 	if tol.RateRelative && delta == 0 {
 		return TrialScore{}, fmt.Errorf("%w: trace %s: rate-relative δ = 1/(2F) needs a positive, finite F, got %v", ErrTolerance, tr.ID, tr.F)
 	}
-	rt := make([]float64, len(reported))
+	if err := checkReports(tr, reported); err != nil {
+		return TrialScore{}, err
+	}
+	// Only counted reports are reported events; ci maps their positions
+	// back to indices in reported.
+	var rt []float64
+	var ci, excluded []int
 	for j, r := range reported {
-		if math.IsNaN(r.T) || math.IsInf(r.T, 0) {
-			return TrialScore{}, fmt.Errorf("%w: trace %s: report %d has non-finite time %v", ErrReport, tr.ID, j, r.T)
+		if Exclusion(tr.Domain, r) != "" {
+			excluded = append(excluded, j)
+			continue
 		}
-		rt[j] = r.T
+		rt = append(rt, r.T)
+		ci = append(ci, j)
 	}
 	tt := tr.Times()
 
-	s := TrialScore{N: tr.N, M: len(reported), Count: count, Tolerance: delta, Eligible: tr.N > 0}
+	s := TrialScore{N: tr.N, M: len(rt), Count: count, Tolerance: delta, DisplacedWithin: 2 * delta, Eligible: tr.N > 0,
+		Excluded: len(excluded), ExcludedReports: excluded}
 	s.Correct = count != nil && *count == tr.N
 	s.Pairs = Align(tt, rt, delta)
 	s.K = len(s.Pairs)
@@ -131,7 +183,12 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 		s.F1 = 2 * float64(s.K) / float64(s.M+s.N)
 	}
 
-	s.Displaced = orderAlign(tt, rt, s.Pairs)
+	s.Displaced = orderAlign(tt, rt, s.Pairs, s.DisplacedWithin)
+	for _, ps := range [][]Pair{s.Pairs, s.Displaced} {
+		for k := range ps {
+			ps[k].Report = ci[ps[k].Report]
+		}
+	}
 	s.Classes = Classes{
 		Matched:      s.K,
 		Missed:       s.N - s.K,
@@ -156,12 +213,30 @@ func scoreObjects(tr *trace.Trace, count *int, reported []Report) (TrialScore, e
 		return TrialScore{}, fmt.Errorf("%w: trace %s: a static-object clip needs n ≥ 1 objects and no events, got n=%d, %d objects, %d events",
 			ErrTrace, tr.ID, tr.N, len(tr.Objects.Items), len(tr.Events))
 	}
+	if err := checkReports(tr, reported); err != nil {
+		return TrialScore{}, err
+	}
+	s := TrialScore{N: tr.N, Count: count, Correct: count != nil && *count == tr.N, CountOnly: true}
+	for j, r := range reported {
+		if Exclusion(tr.Domain, r) != "" {
+			s.ExcludedReports = append(s.ExcludedReports, j)
+			continue
+		}
+		s.M++
+	}
+	s.Excluded = len(s.ExcludedReports)
+	return s, nil
+}
+
+// checkReports rejects a non-finite report time (a parser bug, better
+// surfaced than silently unmatched), excluded reports included.
+func checkReports(tr *trace.Trace, reported []Report) error {
 	for j, r := range reported {
 		if math.IsNaN(r.T) || math.IsInf(r.T, 0) {
-			return TrialScore{}, fmt.Errorf("%w: trace %s: report %d has non-finite time %v", ErrReport, tr.ID, j, r.T)
+			return fmt.Errorf("%w: trace %s: report %d has non-finite time %v", ErrReport, tr.ID, j, r.T)
 		}
 	}
-	return TrialScore{N: tr.N, M: len(reported), Count: count, Correct: count != nil && *count == tr.N, CountOnly: true}, nil
+	return nil
 }
 
 // checkEvents verifies what scoring relies on; trace.Validate checks more
@@ -182,19 +257,28 @@ func checkEvents(tr *trace.Trace) error {
 	return nil
 }
 
-// orderAlign pairs the events the window left unmatched "in order" to find
-// temporally displaced events (Table 7: the report corresponds to the
-// appropriate event in the sequence but falls outside the tolerance). The
-// matched pairs are monotone in time (alignSorted), so they cut both
-// sequences into gaps: before the first pair, between consecutive pairs,
-// after the last. Within each gap the unmatched truths and unmatched reports
-// are paired by the same exact matcher with an unbounded window, which,
-// being monotone, respects sequence order and pairs min(#truths, #reports)
-// of them at least total distance. Every such pair is outside δ, otherwise
-// K would not have been maximal. A hallucination beyond the last true event
-// and a miss before the first are therefore still displaced; that is the
-// price of a definition that needs no second threshold.
-func orderAlign(truth, reported []float64, pairs []Pair) []Pair {
+// DisplacedRule defines a temporally displaced event as this package
+// counts it, in words a report can print next to the taxonomy.
+const DisplacedRule = "A displaced event is a reported event that corresponds, in order, to a true event but lies outside the matching window δ. " +
+	"The matched pairs cut the true and the reported events into gaps; inside each gap the unmatched true events and unmatched reports are paired in time order " +
+	"(the most pairs, then the least total deviation, as in the alignment itself) using a window of 2δ — one event period 1/F under the rate-relative δ = 1/(2F), 2T under a fixed T — " +
+	"so a pair is displaced only when its deviation is more than δ and at most 2δ. Farther reports stay hallucinated and farther true events stay missed. " +
+	"A displaced pair is also counted as one missed and one hallucinated event, as in the paper's Table 8."
+
+// orderAlign finds the temporally displaced events (Table 7: the report
+// corresponds to the appropriate event in the sequence but falls outside
+// the tolerance; DisplacedRule). The matched pairs are monotone in time
+// (alignSorted), so they cut both sequences into gaps: before the first
+// pair, between consecutive pairs, after the last. Within each gap the
+// unmatched truths and unmatched reports are paired by the same exact
+// matcher with the window within (2δ), which respects sequence order and
+// pairs as many as possible at least total distance. Every such pair is
+// outside δ, otherwise K would not have been maximal (a pair inside a gap
+// crosses no matched pair). Pair.Report indexes reported.
+func orderAlign(truth, reported []float64, pairs []Pair, within float64) []Pair {
+	if !(within > 0) {
+		return nil
+	}
 	ti := sortedFinite(truth)
 	ri := sortedFinite(reported)
 	tpos := make([]int, len(truth)) // sorted position of each truth
@@ -218,7 +302,7 @@ func orderAlign(truth, reported []float64, pairs []Pair) []Pair {
 		for k := r0; k < r1; k++ {
 			rs = append(rs, reported[ri[k]])
 		}
-		for _, p := range alignSorted(ts, rs, math.Inf(1)) {
+		for _, p := range alignSorted(ts, rs, within) {
 			i, j := ti[t0+p[0]], ri[r0+p[1]]
 			out = append(out, Pair{Truth: i, Report: j, TruthT: truth[i], ReportT: reported[j], Deviation: reported[j] - truth[i]})
 		}
