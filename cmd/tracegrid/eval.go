@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,7 +16,6 @@ import (
 	"github.com/tracegrid/tracegrid/eval/runner"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
-	"github.com/tracegrid/tracegrid/pipeline"
 )
 
 // evalFlags are the one-model shortcuts of `tracegrid eval`.
@@ -37,7 +37,14 @@ and repetition, to OpenAI-compatible chat servers, and stores one row per trial 
 database. A rerun skips finished trials: a killed run resumes with nothing lost and nothing paid
 twice. --dry-run prints the requests, images, tokens and dollars it would spend. API keys are
 read from the environment variable a model names (--api-key-env), never from flags or files.
-The study file is documented in docs/study.md.`,
+The study file is documented in docs/study.md.
+
+One run at a time per study and database: a second is refused (exit 1) while the first holds
+the study's lock. The first Ctrl-C (or SIGTERM) starts no new request, waits up to 30 s for
+the requests already sent and stores their replies, then exits 130; a second Ctrl-C stops at
+once. Exit status: 0 when every trial has an answer; 1 when any has none (failed, or left
+by --max-usd or an interrupt: a line counts them by error kind); 2 for bad input (flags,
+study, manifest, a missing API key); 130 when interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := f.study(cmd)
@@ -50,7 +57,7 @@ The study file is documented in docs/study.md.`,
 			}
 			log := logger(f.verbose)
 			if f.dryRun {
-				clips, err := clipInfos(st)
+				clips, err := runner.ClipInfos(st)
 				if err != nil {
 					return err
 				}
@@ -59,6 +66,12 @@ The study file is documented in docs/study.md.`,
 					return usageError{err}
 				}
 				return study.WriteEstimates(os.Stdout, es)
+			}
+			// Every key before anything is opened: a missing one is bad input.
+			for _, m := range st.Models {
+				if _, err := m.APIKey(); err != nil {
+					return usageError{err}
+				}
 			}
 			db, err := results.Open(st.DB)
 			if err != nil {
@@ -71,14 +84,43 @@ The study file is documented in docs/study.md.`,
 			}
 			defer r.Close()
 			log.Info("eval", "study", st.Name, "models", len(st.Models), "conditions", len(st.Conditions), "repetitions", st.Repetitions, "db", st.DB)
-			sum, err := runner.Run(cmd.Context(), runner.Options{Study: st, Prompts: set, DB: db, Renderer: r, Log: log, Progress: evalProgress(log)})
-			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed,
-				"cost_usd", fmt.Sprintf("%.4f", sum.CostUSD), "elapsed", sum.Elapsed.Round(time.Millisecond), "db", st.DB)
-			if errors.Is(err, runner.ErrBudget) {
-				fmt.Fprintln(os.Stderr, "tracegrid: stopped at the spending cap; raise --max-usd (or max_usd) and rerun to continue")
-				return nil
+			// The first Ctrl-C (cmd.Context) stops new requests and waits
+			// for those in flight; the second, or drainTimeout, abandons them
+			// (hardContext).
+			drain := cmd.Context()
+			finished := make(chan struct{})
+			defer close(finished)
+			go func() {
+				select {
+				case <-drain.Done():
+					select {
+					case <-finished: // ended after the run (the process exiting)
+						return
+					default:
+					}
+					log.Warn("interrupted: no new requests; storing the replies in flight", "wait_up_to", drainTimeout, "stop_now", "Ctrl-C again")
+				case <-finished:
+				}
+			}()
+			sum, err := runner.Run(hardContext(drain), runner.Options{Study: st, Prompts: set, DB: db, Renderer: r, Log: log, Progress: evalProgress(log), Drain: drain})
+			if sum.Total == 0 && err != nil {
+				return err // refused before it started (bad clips, the study's lock)
 			}
-			return err
+			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed,
+				"cost_usd", fmt.Sprintf("%.4f", sum.CostUSD), "study_spend_usd", fmt.Sprintf("%.4f", sum.PriorUSD+sum.CostUSD),
+				"elapsed", sum.Elapsed.Round(time.Millisecond), "db", st.DB)
+			switch {
+			case errors.Is(err, runner.ErrBudget):
+				fmt.Fprintf(os.Stderr, "tracegrid: stopped at the spending cap ($%.4f spent of $%.2f); raise --max-usd (or max_usd) and rerun to continue\n",
+					sum.PriorUSD+sum.CostUSD, st.MaxUSD)
+			case err != nil:
+				return err
+			}
+			if !sum.Answered() {
+				// Exit 1: a trial that was to run has no answer.
+				return fmt.Errorf("%s; rerun to retry those that can be", unansweredLine(sum))
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -152,32 +194,25 @@ func (f evalFlags) study(cmd *cobra.Command) (*study.Study, error) {
 	return st, nil
 }
 
-// clipInfos lists the study's clips for a dry run.
-func clipInfos(st *study.Study) ([]study.ClipInfo, error) {
-	entries, _, err := pipeline.ReadManifest(st.Manifest)
-	if err != nil {
-		return nil, err
+// unansweredLine is the summary of the trials without an answer, by
+// kind, most frequent first: "3 of 42 trials have no answer: auth 2,
+// not_run 1".
+func unansweredLine(sum runner.Summary) string {
+	kinds := make([]string, 0, len(sum.Unanswered))
+	n := 0
+	for k, c := range sum.Unanswered {
+		kinds = append(kinds, k)
+		n += c
 	}
-	want := map[string]bool{}
-	for _, id := range st.Clips {
-		want[id] = true
+	sort.Slice(kinds, func(i, j int) bool {
+		a, b := sum.Unanswered[kinds[i]], sum.Unanswered[kinds[j]]
+		return a > b || a == b && kinds[i] < kinds[j]
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, sum.Unanswered[k])
 	}
-	var out []study.ClipInfo
-	for _, e := range entries {
-		if len(want) > 0 && !want[e.ID] {
-			continue
-		}
-		_, tr, _, err := pipeline.LoadClip(st.Manifest, e.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, study.ClipInfo{ID: e.ID, Domain: e.Domain, Duration: tr.Duration, FPS: float64(tr.FPS), N: tr.N,
-			Events: tr.Times(), Width: tr.Width, Height: tr.Height, Seed: tr.Seed, Class: tr.Class})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("manifest %s: no clips to evaluate", filepath.Clean(st.Manifest))
-	}
-	return out, nil
+	return fmt.Sprintf("%d of %d trials have no answer: %s", n, sum.Total, strings.Join(parts, ", "))
 }
 
 // evalProgress shows done/failed/cost on a bar on a terminal, log lines

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,8 +23,10 @@ func newExportCmd() *cobra.Command {
 		Long: `Export writes the trials of a results database, ordered by study, model, clip,
 policy, prompt and repeat, as JSON Lines (one object per trial) or CSV (one row
 per trial; lists, usage and trace are JSON text in their cells). The output
-file is replaced atomically; --out - writes to stdout. The database is opened
-read-only, so a run may still be writing it. Columns, in order:
+file is replaced atomically (written beside it, then renamed over it), and may
+not be the database or one of its -wal, -shm or -journal files; --out - writes
+to stdout. The database is opened read-only, so a run may still be writing it.
+Columns, in order:
 ` + strings.Join(results.ExportColumns(), ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,6 +44,11 @@ read-only, so a run may still be writing it. Columns, in order:
 			}
 			if out == "" {
 				return usageError{errors.New("--out is empty: give a file, or - for stdout")}
+			}
+			if out != "-" {
+				if err := notAnInput(out, dbPath); err != nil {
+					return usageError{err}
+				}
 			}
 			db, err := results.OpenReadOnly(dbPath)
 			if err != nil {
@@ -80,4 +88,45 @@ read-only, so a run may still be writing it. Columns, in order:
 	f.StringVar(&study, "study", "", "export only this study")
 	f.StringVar(&model, "model", "", "export only this model")
 	return cmd
+}
+
+// notAnInput refuses an export output that is the database or one of its
+// SQLite side files: the same cleaned absolute path, the same path once
+// the directories' symbolic links are resolved, or (for files that exist)
+// the same file by os.SameFile, hard links and symbolic links included.
+func notAnInput(out, db string) error {
+	outAbs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		in, err := filepath.Abs(db + suffix)
+		if err != nil {
+			return err
+		}
+		same := outAbs == in || resolved(outAbs) == resolved(in)
+		if !same {
+			a, errA := os.Stat(outAbs)
+			b, errB := os.Stat(in)
+			same = errA == nil && errB == nil && os.SameFile(a, b)
+		}
+		if same {
+			what := "the results database"
+			if suffix != "" {
+				what = "the results database's " + suffix + " file"
+			}
+			return fmt.Errorf("--out %s is %s %s: export writes a new file; choose another name", out, what, db)
+		}
+	}
+	return nil
+}
+
+// resolved is p with its directory's symbolic links resolved (the file
+// itself need not exist), or p when that fails.
+func resolved(p string) string {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return p
+	}
+	return filepath.Join(dir, filepath.Base(p))
 }

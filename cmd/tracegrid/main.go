@@ -11,11 +11,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracegrid/tracegrid/eval/sampling"
+	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -24,10 +27,14 @@ import (
 // Exit codes.
 const (
 	exitOK          = 0
-	exitFailure     = 1   // the work failed (GL, encoder, disk)
-	exitUsage       = 2   // bad input: flags, spec, trace
+	exitFailure     = 1   // the work failed (GL, encoder, disk, network), an eval trial has no answer, the study is busy
+	exitUsage       = 2   // bad input: flags, spec, study, manifest, trace, policy, a missing API key
 	exitInterrupted = 130 // SIGINT/SIGTERM; finished work is kept
 )
+
+// drainTimeout bounds how long `eval` waits, after the first SIGINT or
+// SIGTERM, for the requests already sent; a second signal cuts it short.
+const drainTimeout = 30 * time.Second
 
 // usageError marks errors caused by the user's input.
 type usageError struct{ err error }
@@ -35,26 +42,106 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// hardKey is the context key of the hard-stop context (hardContext).
+type hardKey struct{}
+
+// hardContext is the context that ends on the second SIGINT/SIGTERM, or
+// drainTimeout after the first: the one `eval` sends its requests under,
+// while the command's own context (ending on the first signal) tells it to
+// stop starting new ones. Without signal handling (tests) it is ctx.
+func hardContext(ctx context.Context) context.Context {
+	if h, ok := ctx.Value(hardKey{}).(context.Context); ok {
+		return h
+	}
+	return ctx
+}
+
+// signals returns the command context, which ends on the first SIGINT or
+// SIGTERM, and carries (hardContext) one that ends on the second, or
+// drainTimeout after the first.
+func signals() (context.Context, func()) {
+	hard, hardStop := context.WithCancel(context.Background())
+	soft, softStop := context.WithCancel(context.WithValue(context.Background(), hardKey{}, hard))
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ch
+		softStop()
+		t := time.NewTimer(drainTimeout)
+		defer t.Stop()
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-hard.Done():
+		}
+		hardStop()
+	}()
+	return soft, func() { signal.Stop(ch); softStop(); hardStop() }
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stop := signals()
 	root := newRoot()
 	err := root.ExecuteContext(ctx)
+	stop()
 	if err == nil {
 		os.Exit(exitOK)
 	}
 	fmt.Fprintln(os.Stderr, "tracegrid:", err)
+	os.Exit(exitCode(ctx, err))
+}
+
+// exitCode maps a command's error to the exit status (README, "Exit
+// codes").
+func exitCode(ctx context.Context, err error) int {
 	var ue usageError
 	switch {
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		fmt.Fprintln(os.Stderr, "tracegrid: interrupted; finished clips are kept, rerun to resume")
-		os.Exit(exitInterrupted)
+		fmt.Fprintln(os.Stderr, "tracegrid: interrupted; finished work is kept, rerun to resume")
+		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, pipeline.ErrSpec), errors.Is(err, scene.ErrParams),
 		errors.Is(err, trace.ErrEvents), errors.Is(err, trace.ErrSchema), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, sampling.ErrPolicy):
-		os.Exit(exitUsage)
+		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, sampling.ErrPolicy),
+		errors.Is(err, pipeline.ErrManifest), errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrNoAPIKey),
+		isCobraUsage(err):
+		return exitUsage
 	}
-	os.Exit(exitFailure)
+	return exitFailure
+}
+
+// isCobraUsage recognises the usage errors cobra returns without passing
+// them through a hook: an unknown command.
+func isCobraUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+// usageArgs makes every command's argument and required-flag errors
+// usage errors (exit 2): cobra returns them as plain errors.
+func usageArgs(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return usageError{err}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := cmd.ValidateRequiredFlags(); err != nil {
+			return usageError{err}
+		}
+		if err := cmd.ValidateFlagGroups(); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
 }
 
 func newRoot() *cobra.Command {
@@ -68,6 +155,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd())
 	root.AddCommand(newBenchCmds()...)
+	usageArgs(root)
 	return root
 }
 

@@ -64,6 +64,9 @@ sampled frames and the question "How many <colour> <shape>s are in this video?".
 Rerunning resumes: finished clips and trials are kept.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out is empty: name the output directory")}
+			}
 			log := logger(verbose)
 			ctx := cmd.Context()
 			spec, err := sf.spec(cmd)

@@ -3,10 +3,12 @@
 // returns the reply with its token usage. It wraps
 // github.com/sashabaranov/go-openai with what an evaluation run needs:
 // bounded concurrency and per-model rate limits, retries with exponential
-// backoff, full jitter and Retry-After, errors classified by kind (a
-// request the server rejects is recorded, not retried), native video parts
-// (see transport.go), and an API key that never appears in an error, a
-// log line or a response.
+// backoff, full jitter and Retry-After (every wait capped by BackoffMax,
+// counted against the request's Deadline, and logged when it is 5 s or
+// more), errors classified by kind (a request the server rejects is
+// recorded, not retried), a cap on the reply body read
+// (MaxResponseBytes), native video parts (see transport.go), and an API
+// key that never appears in an error, a log line or a response.
 //
 // Use one Client per model, shared by all goroutines sending to it: the
 // concurrency and rate limits are the Client's.
@@ -36,7 +38,16 @@ const (
 	DefaultConcurrency = 4
 	DefaultBackoffBase = time.Second
 	DefaultBackoffMax  = 60 * time.Second
+	// DefaultMaxResponseBytes caps the body of one response the client
+	// reads (a chat reply is at most a few hundred KB; a hostile or broken
+	// server could send gigabytes).
+	DefaultMaxResponseBytes = 8 << 20
 )
+
+// waitNotice is the shortest wait (before a retry, or for a rate limit)
+// that is logged at info level, with its reason; shorter ones are logged
+// at debug level.
+var waitNotice = 5 * time.Second
 
 // Config configures a Client for one model on one server.
 type Config struct {
@@ -71,8 +82,20 @@ type Config struct {
 	// BackoffBase and BackoffMax shape retries: before retry k the client
 	// waits a uniformly random time in [0, min(BackoffMax,
 	// BackoffBase·2^(k-1))] ("full jitter"), or the server's Retry-After
-	// when it sent one, capped by BackoffMax. Defaults 1 s and 60 s.
+	// when it sent one, capped by BackoffMax (a Retry-After of a day is
+	// waited BackoffMax, and the log says so). Defaults 1 s and 60 s. A
+	// wait of 5 s or more is logged at info level with its reason.
 	BackoffBase, BackoffMax time.Duration
+	// Deadline bounds one Chat call as a whole, from the moment it has a
+	// concurrency slot: attempts, rate-limit waits and the waits between
+	// retries all count against it. A retry whose wait would pass it is not
+	// made (the last failure is returned, saying so); an attempt it cuts
+	// short is a KindTimeout. 0: no bound beyond Timeout per attempt.
+	Deadline time.Duration
+	// MaxResponseBytes caps the response body read from the server
+	// (default DefaultMaxResponseBytes, 8 MiB). A larger body is not read
+	// further: the attempt fails as KindBadResponse and is not retried.
+	MaxResponseBytes int64
 	// HTTPClient, when set, supplies the transport (its RoundTripper is
 	// wrapped; the client itself is not modified). Tests use it.
 	HTTPClient *http.Client
@@ -184,6 +207,7 @@ func New(cfg Config) (*Client, error) {
 		{"Timeout", int64(cfg.Timeout)}, {"Concurrency", int64(cfg.Concurrency)},
 		{"RequestsPerMinute", int64(cfg.RequestsPerMinute)}, {"TokensPerMinute", int64(cfg.TokensPerMinute)},
 		{"BackoffBase", int64(cfg.BackoffBase)}, {"BackoffMax", int64(cfg.BackoffMax)},
+		{"Deadline", int64(cfg.Deadline)}, {"MaxResponseBytes", cfg.MaxResponseBytes},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("client: %s must not be negative", f.name)
@@ -206,6 +230,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.BackoffMax == 0 {
 		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.BackoffMax < cfg.BackoffBase {
 		return nil, fmt.Errorf("client: BackoffMax %s is below BackoffBase %s", cfg.BackoffMax, cfg.BackoffBase)
@@ -234,7 +261,7 @@ func New(cfg Config) (*Client, error) {
 			base = http.DefaultTransport
 		}
 	}
-	hc.Transport = &transport{base: base, scrub: sc}
+	hc.Transport = &transport{base: base, scrub: sc, maxBody: cfg.MaxResponseBytes}
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
@@ -288,17 +315,30 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	defer func() { <-c.slots }()
 
+	// dctx carries the request's deadline; ctx stays the caller's, so
+	// that its end (KindCanceled) is told apart from the deadline's
+	// (KindTimeout).
+	dctx := ctx
+	if c.cfg.Deadline > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeoutCause(ctx, c.cfg.Deadline, errDeadline)
+		defer cancel()
+	}
+
 	for attempt := 1; ; attempt++ {
-		if c.requests != nil {
-			if err := c.requests.Wait(ctx); err != nil {
-				return Response{}, canceled(ctx, attempt-1)
-			}
+		if err := c.waitRequests(ctx, dctx); err != nil {
+			return Response{}, c.stopped(ctx, dctx, attempt-1, "waiting for requests_per_minute")
 		}
-		charged, err := c.tokens.take(ctx, req.EstTokens)
+		start := time.Now()
+		charged, err := c.tokens.take(dctx, req.EstTokens)
 		if err != nil {
-			return Response{}, canceled(ctx, attempt-1)
+			return Response{}, c.stopped(ctx, dctx, attempt-1, "waiting for tokens_per_minute")
 		}
-		resp, ferr := c.attempt(ctx, oreq, &exchange{videos: videos, temperatureZero: temperatureZero})
+		if waited := time.Since(start); waited >= waitNotice {
+			c.log.LogAttrs(ctx, slog.LevelInfo, "waited for the tokens-per-minute limit",
+				slog.String("model", c.cfg.Model), slog.Duration("wait", waited.Round(time.Millisecond)))
+		}
+		resp, ferr := c.attempt(ctx, dctx, oreq, &exchange{videos: videos, temperatureZero: temperatureZero})
 		if ferr == nil {
 			c.tokens.settle(charged, resp.Usage.TotalTokens)
 			resp.Attempts = attempt
@@ -308,36 +348,109 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 			return Response{}, ferr
 		}
 		ferr.Attempts = attempt
-		if ferr.Kind == KindCanceled || !ferr.retryable() || attempt > c.cfg.MaxRetries {
+		if ferr.Kind == KindCanceled || !ferr.retryable() || attempt > c.cfg.MaxRetries || dctx.Err() != nil {
 			return Response{}, ferr
 		}
-		delay := c.backoff(attempt, ferr.retryAfter)
-		c.log.LogAttrs(ctx, slog.LevelDebug, "chat request failed; retrying",
+		delay, reason := c.backoff(attempt, ferr.retryAfter), c.waitReason(attempt, ferr.retryAfter)
+		reason += fmt.Sprintf(" after %s", ferr.Kind)
+		if ferr.Status != 0 {
+			reason += fmt.Sprintf(" (HTTP %d)", ferr.Status)
+		}
+		if dl, ok := dctx.Deadline(); ok && time.Until(dl) < delay {
+			left := max(time.Until(dl), 0).Round(time.Millisecond)
+			c.log.LogAttrs(ctx, slog.LevelInfo, "chat request failed; not retrying: the wait would pass the request's deadline",
+				slog.String("model", c.cfg.Model), slog.Int("attempt", attempt), slog.String("reason", reason),
+				slog.Duration("wait", delay.Round(time.Millisecond)), slog.Duration("deadline_left", left))
+			ferr.Message += fmt.Sprintf("; not retried: waiting %s (%s) would pass the request's deadline (%s left)", delay.Round(time.Millisecond), reason, left)
+			return Response{}, ferr
+		}
+		level := slog.LevelDebug
+		if delay >= waitNotice {
+			level = slog.LevelInfo
+		}
+		c.log.LogAttrs(ctx, level, "chat request failed; waiting before retrying",
 			slog.String("model", c.cfg.Model),
 			slog.Int("attempt", attempt),
 			slog.String("kind", string(ferr.Kind)),
 			slog.Int("status", ferr.Status),
 			slog.String("message", ferr.Message),
+			slog.String("reason", reason),
 			slog.Duration("delay", delay))
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-dctx.Done():
 			t.Stop()
-			return Response{}, canceled(ctx, attempt)
+			return Response{}, c.stopped(ctx, dctx, attempt, "waiting to retry")
 		}
 	}
 }
 
+// errDeadline is the cause of a request's context when Config.Deadline
+// ends it.
+var errDeadline = errors.New("request deadline passed")
+
+// waitRequests waits for the requests-per-minute limiter, logging a wait
+// of waitNotice or more before it starts. A wait that would pass dctx's
+// deadline is refused at once.
+func (c *Client) waitRequests(ctx, dctx context.Context) error {
+	if c.requests == nil {
+		return nil
+	}
+	r := c.requests.Reserve()
+	d := r.Delay()
+	if d == 0 {
+		return nil
+	}
+	if dl, ok := dctx.Deadline(); ok && time.Until(dl) < d {
+		r.Cancel()
+		return context.DeadlineExceeded
+	}
+	if d >= waitNotice {
+		c.log.LogAttrs(ctx, slog.LevelInfo, "waiting for the requests-per-minute limit",
+			slog.String("model", c.cfg.Model), slog.Duration("wait", d.Round(time.Millisecond)))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-dctx.Done():
+		r.Cancel()
+		return dctx.Err()
+	}
+}
+
+// stopped is the error of a Chat call that ended while waiting or
+// sending: KindCanceled when the caller's ctx ended (or a limiter wait
+// would pass its deadline), KindTimeout when the request's own deadline
+// did (or a wait would pass it).
+func (c *Client) stopped(ctx, dctx context.Context, attempts int, while string) *Error {
+	if ctx.Err() != nil || dctx == ctx {
+		return canceled(ctx, attempts)
+	}
+	own, _ := dctx.Deadline()
+	if theirs, ok := ctx.Deadline(); dctx.Err() != nil || !ok || own.Before(theirs) {
+		return &Error{Kind: KindTimeout, Attempts: attempts,
+			Message: fmt.Sprintf("the request's deadline (%s) passed while %s", c.cfg.Deadline, while)}
+	}
+	return canceled(ctx, attempts)
+}
+
 // attempt makes one HTTP exchange under the per-attempt timeout.
-func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest, ex *exchange) (Response, *Error) {
-	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+// ctx is the caller's context, dctx the request's (with its deadline).
+func (c *Client) attempt(ctx, dctx context.Context, oreq openai.ChatCompletionRequest, ex *exchange) (Response, *Error) {
+	actx, cancel := context.WithTimeout(dctx, c.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
 	out, err := c.api.CreateChatCompletion(context.WithValue(actx, exchangeKey{}, ex), oreq)
 	latency := time.Since(start)
 	if err != nil {
-		return Response{}, c.classify(err, ctx, actx, ex)
+		e := c.classify(err, ctx, actx, ex)
+		if e.Kind == KindTimeout && dctx.Err() != nil && ctx.Err() == nil {
+			e.Message = fmt.Sprintf("no complete response before the request's deadline (%s)", c.cfg.Deadline)
+		}
+		return Response{}, e
 	}
 	if len(out.Choices) == 0 {
 		return Response{}, &Error{Kind: KindBadResponse, Status: ex.status, Message: "response has no choices"}
@@ -387,6 +500,17 @@ func (c *Client) backoff(attempt int, ra retryAfter) time.Duration {
 	}
 	ceiling = min(ceiling, c.cfg.BackoffMax)
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
+}
+
+// waitReason says why backoff chose its wait, for the log and errors.
+func (c *Client) waitReason(attempt int, ra retryAfter) string {
+	switch {
+	case ra.set && ra.delay > c.cfg.BackoffMax:
+		return fmt.Sprintf("the server asked for %s (Retry-After), cut to the %s cap", ra.delay.Round(time.Millisecond), c.cfg.BackoffMax)
+	case ra.set:
+		return "the server asked for it (Retry-After)"
+	}
+	return fmt.Sprintf("backoff before retry %d", attempt)
 }
 
 func canceled(ctx context.Context, attempts int) *Error {

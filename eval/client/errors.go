@@ -196,6 +196,16 @@ func (c *Client) classify(err error, parent, attempt context.Context, ex *exchan
 	if perr := parent.Err(); perr != nil {
 		return &Error{Kind: KindCanceled, Message: perr.Error(), cause: perr}
 	}
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		// Not retried: a reply that large will not shrink, and a hostile
+		// server would be read again.
+		e := &Error{Kind: KindBadResponse, Message: big.Error()}
+		if ex != nil {
+			e.Status = ex.status
+		}
+		return e.final()
+	}
 	status, message, code := 0, "", ""
 	var reqErr *openai.RequestError
 	var apiErr *openai.APIError

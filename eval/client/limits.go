@@ -60,10 +60,13 @@ func (b *tokenBudget) take(ctx context.Context, n int) (int, error) {
 }
 
 // settle corrects a successful attempt's charge with its actual usage.
+// The debt one reply can add is at most one minute's budget, so that a
+// server reporting absurd usage cannot stall every later request.
 func (b *tokenBudget) settle(charged, actual int) {
 	if b == nil || actual <= 0 {
 		return
 	}
+	actual = min(actual, charged+b.lim.Burst())
 	if actual < charged {
 		b.refund(charged - actual)
 		return

@@ -67,8 +67,9 @@ type exchangeKey struct{}
 // transport rewrites request bodies (see above), records the status and
 // Retry-After of responses, and scrubs the API key from transport errors.
 type transport struct {
-	base  http.RoundTripper
-	scrub scrubber
+	base    http.RoundTripper
+	scrub   scrubber
+	maxBody int64 // response bodies are cut here (limitedBody); 0: no cap
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -102,7 +103,46 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.status = resp.StatusCode
 		ex.retryAfter = parseRetryAfter(resp.Header, time.Now())
 	}
+	if t.maxBody > 0 && resp.Body != nil {
+		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBody, limit: t.maxBody}
+	}
 	return resp, nil
+}
+
+// limitedBody reads a response body up to limit bytes; past it, Read
+// fails with a *tooLargeError instead of reading the rest (a hostile
+// server's gigabyte reply costs at most limit bytes of memory).
+type limitedBody struct {
+	rc          io.ReadCloser
+	left, limit int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly limit bytes from a larger one.
+		var one [1]byte
+		if n, err := b.rc.Read(one[:]); n > 0 {
+			return 0, &tooLargeError{limit: b.limit}
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// tooLargeError is a response body above Config.MaxResponseBytes.
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("response body larger than %d bytes (MaxResponseBytes); not read further", e.limit)
 }
 
 // scrubError hides the API key in a transport error's text while keeping

@@ -327,6 +327,15 @@ func (k Key) String() string {
 	return k.Study + "/" + k.Model + "/" + k.Clip + "/" + k.Policy + "/" + k.Prompt + "#" + strconv.Itoa(k.Repeat)
 }
 
+// keyColumns are the key's columns in Key's field order (Key.dest); the
+// primary key and every lookup by key use them.
+const keyColumns = "study, model, clip, policy, prompt, repeat"
+
+// dest are pointers to the key's fields in keyColumns' order, for Scan.
+func (k *Key) dest() []any {
+	return []any{&k.Study, &k.Model, &k.Clip, &k.Policy, &k.Prompt, &k.Repeat}
+}
+
 const columns = `study, model, clip, policy, prompt, repeat, domain, n, f, seed, trace,
 	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
 	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at`
@@ -473,7 +482,7 @@ func (db *DB) Done(ctx context.Context, study string) (map[Key]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := "SELECT study, model, clip, policy, prompt, repeat, error, error_kind FROM trials"
+	q := "SELECT " + keyColumns + ", error, error_kind FROM trials"
 	var args []any
 	if study != "" {
 		q += " WHERE study = ?"
@@ -487,7 +496,7 @@ func (db *DB) Done(ctx context.Context, study string) (map[Key]bool, error) {
 	done := map[Key]bool{}
 	for rows.Next() {
 		var t Trial
-		if err := rows.Scan(&t.Study, &t.Model, &t.Clip, &t.Policy, &t.Prompt, &t.Repeat, &t.Error, &t.ErrorKind); err != nil {
+		if err := rows.Scan(append(t.Key.dest(), &t.Error, &t.ErrorKind)...); err != nil {
 			return nil, fmt.Errorf("results: done keys from %s: %w", db.path, err)
 		}
 		if t.Done() {

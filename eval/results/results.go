@@ -69,6 +69,7 @@ const (
 	KindRateLimited    = "rate_limited"    // 429: retried
 	KindServer         = "server"          // 5xx or a broken connection: retried
 	KindTimeout        = "timeout"         // no reply in time: retried
+	KindBadUsage       = "bad_usage"       // the server reported impossible token usage (negative, above max_tokens or a ceiling): retried
 )
 
 // Key identifies a trial. Every string is non-empty and Repeat ≥ 0.
@@ -125,10 +126,14 @@ type Trial struct {
 // or a reply that failed to parse, KindParse) or failed permanently
 // (KindInvalidRequest). Rate limits, server errors, timeouts and
 // unclassified errors are retried.
-func (t Trial) Done() bool {
-	switch t.ErrorKind {
+func (t Trial) Done() bool { return isDone(t.ErrorKind, t.Error != "") }
+
+// isDone is Trial.Done's rule on a trial's error kind and whether it has
+// an error message.
+func isDone(kind string, failed bool) bool {
+	switch kind {
 	case "":
-		return t.Error == ""
+		return !failed
 	case KindInvalidRequest, KindParse:
 		return true
 	}

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(writerEnv); path != "" {
 		os.Exit(writer(path))
 	}
+	if path := os.Getenv(lockHolderEnv); path != "" {
+		os.Exit(holdLock(path))
+	}
 	os.Exit(m.Run())
 }
 

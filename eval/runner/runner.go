@@ -4,7 +4,11 @@
 // OpenAI-compatible server. Frames are rendered from the scenes, never
 // decoded from our MP4s. Each finished trial is stored before the next is
 // reported, so a killed run resumes where it stopped: finished trials are
-// skipped and never requested (or paid for) twice.
+// skipped and never requested (or paid for) twice. A run holds its study's
+// lock on the database (results.DB.LockStudy), so two runs never send the
+// same trial; it keeps to the study's max_usd (budget), stops gracefully
+// on Options.Drain, and reports the trials without an answer by kind
+// (Summary.Unanswered). The rules are documented in docs/study.md.
 package runner
 
 import (
@@ -15,7 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +41,7 @@ import (
 // Progress is reported after every finished trial.
 type Progress struct {
 	Done, Failed, Skipped, Total int
-	CostUSD                      float64
+	CostUSD                      float64 // spent by this run so far
 }
 
 // Options of a run.
@@ -47,23 +51,63 @@ type Options struct {
 	DB       *results.DB
 	Renderer *gpu.Renderer
 	// Client makes the API client of a model; nil uses client.New with the
-	// key read from the model's environment variable.
+	// key read from the model's environment variable, the model's retry
+	// wait cap and request deadline, and Log.
 	Client   func(m study.Model) (*client.Client, error)
 	Progress func(Progress)
 	Log      *slog.Logger
+	// Drain, when it ends, stops the run gracefully (the CLI ends it on the
+	// first Ctrl-C): no request starts after it, the requests already sent
+	// are waited for and their trials stored, and Run returns an error
+	// wrapping ErrInterrupted and Drain's cause. Ending ctx instead
+	// abandons the requests in flight (their trials are not stored and are
+	// sent again by a rerun). nil: never.
+	Drain context.Context
 }
 
 // Summary says what a run did.
 type Summary struct {
 	Total, Skipped, Done, Failed int
-	CostUSD                      float64
-	Elapsed                      time.Duration
-	StoppedByBudget              bool
+	// CostUSD is the recorded cost of the trials this run stored; PriorUSD
+	// the study's recorded spend before it (earlier, resumed runs), which
+	// counts toward max_usd too.
+	CostUSD, PriorUSD float64
+	Elapsed           time.Duration
+	StoppedByBudget   bool
+	Interrupted       bool // Drain ended before every trial was stored
+	// Unanswered counts the trials of this run's scope (the study's clips ×
+	// conditions × models × repetitions) that have no answer when the run
+	// ends, by error kind: failures stored by this run or, permanent ones,
+	// by an earlier run (invalid_request, …), and NotRun for trials never
+	// stored (left by the spending cap or an interrupt). Empty when every
+	// trial has an answer.
+	Unanswered map[string]int
 }
+
+// NotRun is the Summary.Unanswered kind of a trial that was never stored.
+const NotRun = "not_run"
+
+// Answered reports whether every trial of the run's scope has an answer.
+func (s Summary) Answered() bool { return len(s.Unanswered) == 0 }
 
 // ErrBudget is returned when the spend reached the study's max_usd: the
 // trials in flight finished and were stored, no new one was started.
 var ErrBudget = errors.New("spending cap reached")
+
+// ErrInterrupted is returned (wrapping Drain's cause) when Options.Drain
+// ended the run: the trials in flight were finished and stored, no new one
+// was started.
+var ErrInterrupted = errors.New("interrupted")
+
+// Ceilings on the token usage a server may report for one request; a
+// reply that reports more (or a negative count, or more completion tokens
+// than decoding.max_tokens allowed) is recorded as a provider error
+// (results.KindBadUsage), never as spend beyond what the request could
+// cost. No current model takes 10 M tokens of context or writes 1 M.
+const (
+	MaxPromptTokens     = 10_000_000
+	MaxCompletionTokens = 1_000_000
+)
 
 // trial is one unit of work.
 type trial struct {
@@ -74,15 +118,33 @@ type trial struct {
 }
 
 type clipData struct {
+	entry pipeline.Entry
 	clip  *scene.Clip
 	tr    *trace.Trace
 	raw   []byte // trace JSON as stored with each trial
 	video string // MP4 path, for native video input
 }
 
-// Run executes the study. It returns ErrBudget (wrapped) when the spending
-// cap stopped it, and ctx's error when cancelled; stored trials are kept
-// in both cases.
+// trialKey is the results key of one trial; the one place a key is built
+// from a study's parts.
+func trialKey(st *study.Study, m study.Model, clip string, cond study.Condition, rep int) results.Key {
+	return results.Key{Study: st.Name, Model: m.Name, Clip: clip, Policy: cond.Policy, Prompt: cond.Prompt, Repeat: rep}
+}
+
+// condKey is k without its clip and repetition: the model × condition
+// whose trials share an expected cost.
+func condKey(k results.Key) results.Key {
+	k.Clip, k.Repeat = "", 0
+	return k
+}
+
+// Run executes the study. It holds the study's lock on the database for
+// its whole length (results.DB.LockStudy: a second run of the same study on
+// the same database is refused with results.ErrBusy, and sends nothing).
+// It returns ErrBudget (wrapped) when the spending cap stopped it,
+// ErrInterrupted (wrapped) when Options.Drain did, and ctx's error when
+// cancelled; stored trials are kept in every case. A trial that failed is
+// stored and counted in Summary.Unanswered, not returned as an error.
 func Run(ctx context.Context, opt Options) (Summary, error) {
 	start := time.Now()
 	st := opt.Study
@@ -90,33 +152,45 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	drain := opt.Drain
+	if drain == nil {
+		drain = context.Background()
+	}
 	clips, err := loadClips(st)
 	if err != nil {
 		return Summary{}, err
 	}
 	clients := make([]*client.Client, len(st.Models))
 	for i, m := range st.Models {
-		mk := opt.Client
-		if mk == nil {
-			mk = defaultClient
+		if opt.Client != nil {
+			clients[i], err = opt.Client(m)
+		} else {
+			clients[i], err = defaultClient(m, log)
 		}
-		if clients[i], err = mk(m); err != nil {
-			return Summary{}, fmt.Errorf("model %s: %w", m.Name, err)
+		if err != nil {
+			return Summary{}, err
 		}
 	}
-	done, err := opt.DB.Done(ctx, st.Name)
+	lock, err := opt.DB.LockStudy(st.Name)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer lock.Unlock()
+	stored, err := opt.DB.Outcomes(ctx, st.Name)
 	if err != nil {
 		return Summary{}, err
 	}
 	var todo []trial
+	var scope []results.Key
 	sum := Summary{}
 	for _, c := range clips {
 		for _, cond := range st.Conditions {
 			for mi, m := range st.Models {
 				for rep := range st.Repetitions {
-					k := results.Key{Study: st.Name, Model: m.Name, Clip: c.clip.P.ID(), Policy: cond.Policy, Prompt: cond.Prompt, Repeat: rep}
+					k := trialKey(st, m, c.entry.ID, cond, rep)
+					scope = append(scope, k)
 					sum.Total++
-					if done[k] {
+					if o, ok := stored[k]; ok && o.Done() {
 						sum.Skipped++
 						continue
 					}
@@ -125,11 +199,22 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 			}
 		}
 	}
-	r := &run{opt: opt, clients: clients, log: log, sum: &sum}
+	for _, o := range stored {
+		sum.PriorUSD += o.CostUSD
+	}
+	r := &run{opt: opt, clients: clients, log: log, sum: &sum, drain: drain}
+	finish := func(err error) (Summary, error) {
+		sum.Elapsed = time.Since(start)
+		sum.Unanswered, sum.Interrupted = unanswered(context.WithoutCancel(ctx), opt.DB, st.Name, scope, drain)
+		return sum, err
+	}
 	r.report()
-	if len(todo) > 0 && st.MaxUSD > 0 && r.spent(ctx) >= st.MaxUSD {
-		sum.StoppedByBudget = true
-		return sum, fmt.Errorf("%w: $%.4f already spent of $%.2f", ErrBudget, sum.CostUSD, st.MaxUSD)
+	if st.MaxUSD > 0 {
+		if len(todo) > 0 && sum.PriorUSD >= st.MaxUSD {
+			sum.StoppedByBudget = true
+			return finish(fmt.Errorf("%w: $%.4f already spent of $%.2f", ErrBudget, sum.PriorUSD, st.MaxUSD))
+		}
+		r.budget = newBudget(st.MaxUSD, sum.PriorUSD, stored, estimates(st, clips, opt.Prompts, log))
 	}
 
 	// One worker per unit of total model concurrency: the clients bound
@@ -162,31 +247,68 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	}
 feed:
 	for _, g := range groups(todo) {
-		if r.overBudget() {
+		if r.stopping() {
 			break
 		}
 		select {
 		case jobs <- g:
 		case <-ctx.Done():
 			break feed
+		case <-drain.Done():
+			break feed
+		case <-r.budget.stoppedC():
+			break feed
 		}
 	}
 	close(jobs)
 	wg.Wait()
-	sum.StoppedByBudget = r.stopped
-	sum.Elapsed = time.Since(start)
+	sum.StoppedByBudget = r.budget.isStopped()
+	sum, _ = finish(nil)
 	switch {
 	case firstErr != nil:
 		return sum, firstErr
 	case ctx.Err() != nil:
 		return sum, ctx.Err()
+	case sum.Interrupted:
+		return sum, fmt.Errorf("%w: %w; the requests in flight were finished and stored", ErrInterrupted, context.Cause(drain))
 	case sum.StoppedByBudget:
-		return sum, fmt.Errorf("%w: $%.4f spent, cap $%.2f", ErrBudget, sum.CostUSD, st.MaxUSD)
+		return sum, fmt.Errorf("%w: $%.4f spent (this run $%.4f), cap $%.2f", ErrBudget, sum.PriorUSD+sum.CostUSD, sum.CostUSD, st.MaxUSD)
 	}
 	return sum, nil
 }
 
-func defaultClient(m study.Model) (*client.Client, error) {
+// unanswered counts the scope's trials without an answer in the database,
+// by error kind (NotRun for those not stored), and reports whether drain
+// ended with trials not stored.
+func unanswered(ctx context.Context, db *results.DB, studyName string, scope []results.Key, drain context.Context) (map[string]int, bool) {
+	out := map[string]int{}
+	stored, err := db.Outcomes(ctx, studyName)
+	if err != nil {
+		out["unknown (results unreadable)"] = len(scope)
+		return out, drain.Err() != nil
+	}
+	notRun := 0
+	for _, k := range scope {
+		o, ok := stored[k]
+		switch {
+		case !ok:
+			out[NotRun]++
+			notRun++
+		case !o.Answered():
+			kind := o.ErrorKind
+			if kind == "" {
+				kind = "error"
+			}
+			out[kind]++
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	return out, drain.Err() != nil && notRun > 0
+}
+
+func defaultClient(m study.Model, log *slog.Logger) (*client.Client, error) {
 	key, err := m.APIKey()
 	if err != nil {
 		return nil, err
@@ -196,29 +318,65 @@ func defaultClient(m study.Model) (*client.Client, error) {
 		Timeout:     time.Duration(m.TimeoutSeconds * float64(time.Second)),
 		Concurrency: m.Concurrency, RequestsPerMinute: m.RequestsPerMinute, TokensPerMinute: m.TokensPerMinute,
 		MaxRetries: retries(m.MaxRetries),
+		BackoffMax: m.RetryWait(), BackoffBase: min(client.DefaultBackoffBase, m.RetryWait()),
+		Deadline: m.Deadline(),
+		Logger:   log,
 	})
 }
 
-// loadClips rebuilds the study's clips from the manifest.
-func loadClips(st *study.Study) ([]*clipData, error) {
-	entries, _, err := pipeline.ReadManifest(st.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 {
-		return nil, fmt.Errorf("manifest %s lists no clips", st.Manifest)
+// SelectEntries returns the manifest entries a study evaluates, in
+// manifest order: all of them, or those its clips: list names. An id the
+// manifest does not list is an error wrapping study.ErrStudy and
+// pipeline.ErrNoClip, naming the study file's line and the field (every
+// such id is reported).
+func SelectEntries(st *study.Study, entries []pipeline.Entry) ([]pipeline.Entry, error) {
+	if len(st.Clips) == 0 {
+		return entries, nil
 	}
 	want := map[string]bool{}
 	for _, id := range st.Clips {
 		want[id] = true
 	}
-	var out []*clipData
+	have := map[string]bool{}
+	var out []pipeline.Entry
 	for _, e := range entries {
-		if len(want) > 0 && !want[e.ID] {
-			continue
+		have[e.ID] = true
+		if want[e.ID] {
+			out = append(out, e)
 		}
-		delete(want, e.ID)
-		c, tr, e, err := pipeline.LoadClip(st.Manifest, e.ID)
+	}
+	var errs []error
+	for i, id := range st.Clips {
+		if !have[id] {
+			errs = append(errs, st.FieldError(fmt.Sprintf("clips[%d]", i),
+				fmt.Errorf("%q: %w: %s lists %d clips", id, pipeline.ErrNoClip, st.Manifest, len(entries))))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// loadClips rebuilds the study's clips from the manifest (strictly read:
+// pipeline.LoadManifest), with their paths checked to stay inside the
+// manifest's directory.
+func loadClips(st *study.Study) ([]*clipData, error) {
+	entries, err := pipeline.LoadManifest(st.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	entries, err = SelectEntries(st, entries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*clipData, 0, len(entries))
+	for _, e := range entries {
+		c, tr, err := pipeline.LoadEntry(st.Manifest, e)
+		if err != nil {
+			return nil, err
+		}
+		video, err := e.VideoPath(st.Manifest)
 		if err != nil {
 			return nil, err
 		}
@@ -226,12 +384,176 @@ func loadClips(st *study.Study) ([]*clipData, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &clipData{clip: c, tr: tr, raw: raw, video: filepath.Join(filepath.Dir(st.Manifest), filepath.FromSlash(e.Video))})
-	}
-	for id := range want {
-		return nil, fmt.Errorf("%w: %q", pipeline.ErrNoClip, id)
+		out = append(out, &clipData{entry: e, clip: c, tr: tr, raw: raw, video: video})
 	}
 	return out, nil
+}
+
+// ClipInfos lists the study's clips for a dry run: the same selection and
+// checks as Run, so the estimate and the run agree on what is sent.
+func ClipInfos(st *study.Study) ([]study.ClipInfo, error) {
+	clips, err := loadClips(st)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]study.ClipInfo, len(clips))
+	for i, c := range clips {
+		out[i] = clipInfo(c)
+	}
+	return out, nil
+}
+
+func clipInfo(c *clipData) study.ClipInfo {
+	tr := c.tr
+	return study.ClipInfo{ID: c.entry.ID, Domain: c.entry.Domain, Duration: tr.Duration, FPS: float64(tr.FPS), N: tr.N,
+		Events: tr.Times(), Width: tr.Width, Height: tr.Height, Seed: tr.Seed, Class: tr.Class}
+}
+
+// estimates is the dry-run cost of one trial per model × condition key
+// (its dollars over its trials sent), the expected cost of a trial until
+// one of that model and condition is observed. Nil, with a warning, when
+// the dry run cannot be made.
+func estimates(st *study.Study, clips []*clipData, set *prompts.Set, log *slog.Logger) map[results.Key]float64 {
+	infos := make([]study.ClipInfo, len(clips))
+	for i, c := range clips {
+		infos[i] = clipInfo(c)
+	}
+	es, err := st.DryRun(infos, set)
+	if err != nil || len(es) != len(st.Models)*len(st.Conditions) {
+		log.Warn("no dry-run estimate for the spending cap; until a trial's cost is observed, only the recorded spend is checked", "err", err)
+		return nil
+	}
+	out := map[results.Key]float64{}
+	for mi, m := range st.Models {
+		for ci, cond := range st.Conditions {
+			e := es[mi*len(st.Conditions)+ci]
+			tmpl, err := set.Get(cond.Prompt)
+			if err != nil || e.Requests == 0 {
+				continue
+			}
+			trials := e.Requests / max(1, tmpl.Turns())
+			out[condKey(trialKey(st, m, "", cond, 0))] = e.USD / float64(trials)
+		}
+	}
+	return out
+}
+
+// budget keeps a run to max_usd. A trial may start only while the
+// recorded spend plus the expected cost of the trials in flight is below
+// the cap; otherwise it waits for one in flight to finish, and once the
+// recorded spend alone reaches the cap the run stops starting trials. A
+// trial's expected cost is the largest cost observed for an answered trial
+// of its model and condition (this run's or stored), else the dry-run
+// estimate. The spend can thus pass the cap only by what the trials in
+// flight at the last start cost: by one trial's cost when the expected
+// costs hold, more only by how much trials in flight cost above their
+// expected cost. A nil *budget has no cap.
+type budget struct {
+	cap float64
+
+	mu       sync.Mutex
+	spent    float64                 // recorded spend of the study
+	reserved float64                 // expected cost of the trials in flight
+	expect   map[results.Key]float64 // by condKey
+	observed map[results.Key]bool    // expect holds an observed cost
+	wake     chan struct{}           // closed and replaced when spent or reserved change
+	stopped  bool
+	stopC    chan struct{} // closed when stopped
+}
+
+var errStop = errors.New("run stopping")
+
+func newBudget(limit, spent float64, stored map[results.Key]results.Outcome, est map[results.Key]float64) *budget {
+	b := &budget{cap: limit, spent: spent, expect: map[results.Key]float64{}, observed: map[results.Key]bool{},
+		wake: make(chan struct{}), stopC: make(chan struct{})}
+	for k, v := range est {
+		b.expect[k] = v
+	}
+	for k, o := range stored {
+		if o.Answered() && !o.Failed {
+			b.observe(condKey(k), o.CostUSD)
+		}
+	}
+	return b
+}
+
+func (b *budget) observe(ck results.Key, cost float64) {
+	if !b.observed[ck] || cost > b.expect[ck] {
+		b.expect[ck] = cost
+	}
+	b.observed[ck] = true
+}
+
+// admit waits until a trial of condition ck may start and reserves its
+// expected cost; errStop when the cap (or drain) stops the run.
+func (b *budget) admit(ctx, drain context.Context, ck results.Key) (float64, error) {
+	if b == nil {
+		return 0, nil
+	}
+	for {
+		b.mu.Lock()
+		if !b.stopped && b.spent >= b.cap {
+			b.stopped = true
+			close(b.stopC)
+		}
+		if b.stopped {
+			b.mu.Unlock()
+			return 0, errStop
+		}
+		if b.spent+b.reserved < b.cap {
+			e := b.expect[ck]
+			b.reserved += e
+			b.mu.Unlock()
+			return e, nil
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-drain.Done():
+			return 0, errStop
+		}
+	}
+}
+
+// release returns a trial's reservation and records its actual cost;
+// answered says the cost is an observation of its condition's cost.
+func (b *budget) release(ck results.Key, reserved, actual float64, answered bool) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.reserved -= reserved
+	if b.reserved < 1e-12 {
+		b.reserved = 0
+	}
+	b.spent += actual
+	if answered {
+		b.observe(ck, actual)
+	}
+	close(b.wake)
+	b.wake = make(chan struct{})
+	b.mu.Unlock()
+}
+
+func (b *budget) isStopped() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stopped
+}
+
+// stoppedC is closed when the cap stops the run; nil (never ready) with no
+// cap.
+func (b *budget) stoppedC() <-chan struct{} {
+	if b == nil {
+		return nil
+	}
+	return b.stopC
 }
 
 // run is the state shared by the workers.
@@ -239,24 +561,15 @@ type run struct {
 	opt     Options
 	clients []*client.Client
 	log     *slog.Logger
+	drain   context.Context
+	budget  *budget
 	mu      sync.Mutex
 	sum     *Summary
-	stopped bool // the spending cap stopped the run
 }
 
-// overBudget reports (and remembers) that the spend reached max_usd.
-func (r *run) overBudget() bool {
-	limit := r.opt.Study.MaxUSD
-	if limit <= 0 {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sum.CostUSD >= limit {
-		r.stopped = true
-	}
-	return r.stopped
-}
+// stopping reports whether no new trial may start: the drain ended or the
+// cap stopped the run.
+func (r *run) stopping() bool { return r.drain.Err() != nil || r.budget.isStopped() }
 
 // groups splits the work into runs of trials that differ only in their
 // repetition (todo is ordered clip, condition, model, repetition).
@@ -283,41 +596,35 @@ type prepared struct {
 	err   error
 }
 
-// doGroup renders the group's frames once and runs its trials in order,
-// stopping early at the spending cap or on cancellation.
+// doGroup renders the group's frames once and runs its trials in order;
+// each trial waits for admission (drain, spending cap) before it starts,
+// and the group ends at the first one refused.
 func (r *run) doGroup(ctx context.Context, g []trial) error {
+	if r.stopping() || ctx.Err() != nil {
+		return nil
+	}
 	var p prepared
 	p.in, p.plan, p.bytes, p.err = r.input(ctx, g[0], r.opt.Study.Models[g[0].model])
-	for i, t := range g {
-		if ctx.Err() != nil || (i > 0 && r.overBudget()) {
+	for _, t := range g {
+		if ctx.Err() != nil || r.drain.Err() != nil {
 			return nil
 		}
-		if err := r.do(ctx, t, p); err != nil {
+		ck := condKey(t.key)
+		reserved, err := r.budget.admit(ctx, r.drain, ck)
+		if err != nil {
+			return nil // stopping: the trial is left for a rerun
+		}
+		rec, stored, err := r.do(ctx, t, p)
+		cost := 0.0
+		if stored {
+			cost = rec.CostUSD
+		}
+		r.budget.release(ck, reserved, cost, stored && rec.Error == "")
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (r *run) cost() float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.sum.CostUSD
-}
-
-// spent adds the cost already stored for this study (a resumed run keeps
-// counting toward the same cap).
-func (r *run) spent(ctx context.Context) float64 {
-	ts, err := r.opt.DB.Trials(ctx, results.Filter{Study: r.opt.Study.Name})
-	if err != nil {
-		return 0
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range ts {
-		r.sum.CostUSD += t.CostUSD
-	}
-	return r.sum.CostUSD
 }
 
 func (r *run) report() {
@@ -330,33 +637,35 @@ func (r *run) report() {
 	r.opt.Progress(p)
 }
 
-// do runs one trial and stores it. Only an error that stops the whole run
-// (the database, rendering) is returned; a failed request is stored.
-func (r *run) do(ctx context.Context, t trial, p prepared) error {
+// do runs one trial and stores it; stored says whether it was. Only an
+// error that stops the whole run (the database, rendering) is returned; a
+// failed request is stored. A trial whose request ctx cancelled is not
+// stored (a rerun sends it again); Options.Drain does not cancel requests.
+func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, stored bool, err error) {
 	m := r.opt.Study.Models[t.model]
 	tmpl, err := r.opt.Prompts.Get(t.cond.Prompt)
 	if err != nil {
-		return err
+		return rec, false, err
 	}
 	in, plan, bytes, err := p.in, p.plan, p.bytes, p.err
-	rec := results.Trial{
+	rec = results.Trial{
 		Key: t.key, Domain: t.clip.tr.Domain, N: t.clip.tr.N, F: t.clip.tr.F, Seed: t.clip.tr.Seed, Trace: t.clip.raw,
 		FrameTimes: plan.Times(), Images: len(plan.Frames), ImageBytes: bytes,
 	}
 	if err != nil {
 		var ne notSentError
 		if !errors.As(err, &ne) {
-			return err
+			return rec, false, err
 		}
 		// The policy asks for more images than the model takes and the
 		// model refuses thinning, or cannot sample this clip at all:
 		// recorded as a permanent failure, not sent.
 		rec.Error, rec.ErrorKind, rec.FinishedAt = err.Error(), results.KindInvalidRequest, time.Now().UTC()
-		return r.store(ctx, rec)
+		return rec, true, r.store(ctx, rec)
 	}
 	msgs, err := tmpl.Build(in)
 	if err != nil {
-		return err
+		return rec, false, err
 	}
 	rec.PromptHash = prompts.Hash(msgs)
 	d := r.opt.Study.Decoding
@@ -364,19 +673,13 @@ func (r *run) do(ctx context.Context, t trial, p prepared) error {
 	resp, err := r.clients[t.model].Chat(ctx, req)
 	rec.Attempts = resp.Attempts
 	if err == nil {
-		rec.Responses = append(rec.Responses, resp.Text)
-		rec.Usage = results.Usage(resp.Usage)
-		rec.LatencyMS = resp.Latency.Milliseconds()
-		if follow, ok := tmpl.FollowUpMessage(in); ok {
+		err = r.answer(&rec, resp, d.MaxTokens)
+		if follow, ok := tmpl.FollowUpMessage(in); ok && err == nil {
 			req.Messages = append(append(msgs, chat.Message{Role: chat.RoleAssistant, Parts: []chat.Part{chat.Text(resp.Text)}}), follow)
 			resp2, err2 := r.clients[t.model].Chat(ctx, req)
 			rec.Attempts += resp2.Attempts
 			if err2 == nil {
-				rec.Responses = append(rec.Responses, resp2.Text)
-				rec.Usage.PromptTokens += resp2.Usage.PromptTokens
-				rec.Usage.CompletionTokens += resp2.Usage.CompletionTokens
-				rec.Usage.TotalTokens += resp2.Usage.TotalTokens
-				rec.LatencyMS += resp2.Latency.Milliseconds()
+				err2 = r.answer(&rec, resp2, d.MaxTokens)
 			}
 			err = err2
 		}
@@ -384,13 +687,17 @@ func (r *run) do(ctx context.Context, t trial, p prepared) error {
 	rec.CostUSD = float64(rec.Usage.PromptTokens)*m.Prices.InputPerMTok/1e6 + float64(rec.Usage.CompletionTokens)*m.Prices.OutputPerMTok/1e6
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil // cancelled: not stored, redone on resume
+			return rec, false, nil // cancelled: not stored, redone on resume
 		}
 		var ce *client.Error
-		if errors.As(err, &ce) {
+		var bu badUsageError
+		switch {
+		case errors.As(err, &ce):
 			rec.ErrorKind = string(ce.Kind)
 			rec.Attempts += ce.Attempts
-		} else {
+		case errors.As(err, &bu):
+			rec.ErrorKind = results.KindBadUsage
+		default:
 			rec.ErrorKind = "error"
 		}
 		rec.Error = err.Error()
@@ -401,7 +708,55 @@ func (r *run) do(ctx context.Context, t trial, p prepared) error {
 		rec.Count, rec.CountSource, rec.Events, rec.ParseFlags = p.Count, p.CountSource, p.Events, p.Flags
 	}
 	rec.FinishedAt = time.Now().UTC()
-	return r.store(ctx, rec)
+	return rec, true, r.store(ctx, rec)
+}
+
+// answer adds one turn's reply to the trial: its text, latency and usage.
+// Usage the request could not have had — a negative count, more
+// completion tokens than max_tokens allowed, or more than the ceilings —
+// is a badUsageError, and is added clamped to what it could have been, so
+// that a server's report never becomes negative or unbounded spend.
+func (r *run) answer(rec *results.Trial, resp client.Response, maxTokens int) error {
+	rec.Responses = append(rec.Responses, resp.Text)
+	rec.LatencyMS += resp.Latency.Milliseconds()
+	u, problem := checkUsage(resp.Usage, maxTokens)
+	rec.Usage.PromptTokens += u.PromptTokens
+	rec.Usage.CompletionTokens += u.CompletionTokens
+	rec.Usage.TotalTokens += u.TotalTokens
+	if problem != "" {
+		return badUsageError{fmt.Sprintf("the server reported impossible token usage (prompt_tokens %d, completion_tokens %d, total_tokens %d): %s; recorded as prompt %d, completion %d",
+			resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens, problem, u.PromptTokens, u.CompletionTokens)}
+	}
+	return nil
+}
+
+// badUsageError is a reply whose reported usage is impossible.
+type badUsageError struct{ msg string }
+
+func (e badUsageError) Error() string { return e.msg }
+
+// checkUsage returns the usage clamped into what one request could use
+// and, when it had to clamp, what was wrong.
+func checkUsage(u client.Usage, maxTokens int) (client.Usage, string) {
+	completionCap, capName := MaxCompletionTokens, fmt.Sprintf("the %d ceiling", MaxCompletionTokens)
+	if maxTokens > 0 && maxTokens < completionCap {
+		completionCap, capName = maxTokens, fmt.Sprintf("max_tokens %d", maxTokens)
+	}
+	var problems []string
+	out := u
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 {
+		problems = append(problems, "a negative token count")
+	}
+	if u.PromptTokens > MaxPromptTokens {
+		problems = append(problems, fmt.Sprintf("prompt_tokens above the %d ceiling", MaxPromptTokens))
+	}
+	if u.CompletionTokens > completionCap {
+		problems = append(problems, "completion_tokens above "+capName)
+	}
+	out.PromptTokens = min(max(u.PromptTokens, 0), MaxPromptTokens)
+	out.CompletionTokens = min(max(u.CompletionTokens, 0), completionCap)
+	out.TotalTokens = min(max(u.TotalTokens, 0), MaxPromptTokens+completionCap)
+	return out, strings.Join(problems, ", ")
 }
 
 func (r *run) store(ctx context.Context, rec results.Trial) error {

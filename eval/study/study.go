@@ -20,9 +20,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -148,6 +151,43 @@ type Model struct {
 	// MaxRetries of a failed request (rate limit, server error, timeout);
 	// default 3 when the field is absent, 0 for none.
 	MaxRetries int `yaml:"max_retries" json:"max_retries"`
+	// MaxRetryWaitSeconds caps every wait before a retry: the exponential
+	// backoff and a server's Retry-After alike (a longer Retry-After is cut
+	// to this); 0 takes DefaultMaxRetryWaitSeconds.
+	MaxRetryWaitSeconds float64 `yaml:"max_retry_wait_seconds,omitempty" json:"max_retry_wait_seconds,omitempty"`
+	// DeadlineSeconds bounds one request as a whole — its attempts, the
+	// waits between them and the rate-limit waits; a retry whose wait would
+	// pass it is not made. 0 takes timeout_seconds × (max_retries + 1).
+	DeadlineSeconds float64 `yaml:"deadline_seconds,omitempty" json:"deadline_seconds,omitempty"`
+}
+
+// RetryWait is the model's cap on a wait before a retry.
+func (m Model) RetryWait() time.Duration {
+	if m.MaxRetryWaitSeconds > 0 {
+		return seconds(m.MaxRetryWaitSeconds)
+	}
+	return seconds(DefaultMaxRetryWaitSeconds)
+}
+
+// Deadline is the most one request may take, retries and waits included.
+func (m Model) Deadline() time.Duration {
+	if m.DeadlineSeconds > 0 {
+		return seconds(m.DeadlineSeconds)
+	}
+	t := m.TimeoutSeconds
+	if t <= 0 {
+		t = DefaultTimeoutSeconds
+	}
+	return seconds(t * float64(max(m.MaxRetries, 0)+1))
+}
+
+// seconds converts a validated, finite number of seconds.
+func seconds(s float64) time.Duration {
+	const ceiling = 1000 * time.Hour
+	if s >= ceiling.Seconds() {
+		return ceiling
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // Condition is one sampling policy with one prompt.
@@ -213,6 +253,15 @@ const (
 	DefaultTimeoutSeconds = 300
 	DefaultMaxRetries     = 3
 	DefaultVideoPart      = "video_url"
+	// DefaultMaxRetryWaitSeconds caps a wait before a retry (backoff or
+	// Retry-After) when max_retry_wait_seconds is not set.
+	DefaultMaxRetryWaitSeconds = 60
+	// MaxStudyBytes is the largest study file Load reads (a study is a few
+	// KB; this keeps /dev/zero or a wrong file from filling memory).
+	MaxStudyBytes = 1 << 20
+	// MaxRetryWaitCeiling is the largest max_retry_wait_seconds accepted
+	// (an hour).
+	MaxRetryWaitCeiling = 3600
 )
 
 // ErrStudy is wrapped by every error about a study's content.
@@ -226,13 +275,16 @@ var ErrNoAPIKey = errors.New("API key not set")
 // relative paths resolved against the file's directory, policies × prompts
 // expanded into conditions, and the result validated.
 func Load(path string) (*Study, error) {
-	b, err := os.ReadFile(path)
+	b, err := readCapped(path, MaxStudyBytes)
 	if err != nil {
 		return nil, fmt.Errorf("study: %w", err)
 	}
 	s, err := parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: %w", path, err)
+	}
+	if o, ok := origins.Load(s); ok {
+		o.(*origin).file = path
 	}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -278,6 +330,12 @@ func parse(b []byte) (*Study, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: more than one YAML document", ErrStudy)
 	}
+	if errs := wholeNumbers(doc, reflect.TypeOf(s), ""); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	o := &origin{lines: map[string]int{}}
+	o.record(doc, "")
+	origins.Store(&s, o)
 	if mapValue(doc, "repetitions") == nil {
 		s.Repetitions = DefaultRepetitions
 	}
@@ -603,6 +661,12 @@ func (m Model) validate() []error {
 	if m.MaxRetries < 0 {
 		bad("max_retries %d: must be 0 or positive", m.MaxRetries)
 	}
+	if !(m.MaxRetryWaitSeconds >= 0) || m.MaxRetryWaitSeconds > MaxRetryWaitCeiling {
+		bad("max_retry_wait_seconds %v: must be 0 (the default, %d s) or positive, at most %d", m.MaxRetryWaitSeconds, DefaultMaxRetryWaitSeconds, MaxRetryWaitCeiling)
+	}
+	if !(m.DeadlineSeconds >= 0) || math.IsInf(m.DeadlineSeconds, 0) {
+		bad("deadline_seconds %v: must be 0 (timeout_seconds × (max_retries + 1)) or positive", m.DeadlineSeconds)
+	}
 	return errs
 }
 
@@ -657,4 +721,148 @@ func (r ImageTokenRule) validate() error {
 		return fmt.Errorf("image_tokens: unknown rule %q (want %s, %s, %s or %s)", r.Rule, RuleOpenAITiles, RuleOpenAIPatches, RulePerPixel, RuleFixed)
 	}
 	return nil
+}
+
+// readCapped reads a file of at most limit bytes; a larger one (or an
+// endless one, /dev/zero) is an error, read no further than limit+1.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s is larger than %d KiB, the most a study file may be", ErrStudy, path, limit>>10)
+	}
+	return b, nil
+}
+
+// wholeNumbers refuses a float where the study has an integer field
+// (yaml.v3 would truncate repetitions: 2.9 to 2): every scalar tagged
+// !!float that decodes into an int or uint field, at any depth, is an
+// error naming its line and field. It follows the Go types, so fields added
+// later are covered.
+func wholeNumbers(n *yaml.Node, t reflect.Type, path string) []error {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var errs []error
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if name != "" && name != "-" {
+				fields[name] = f.Type
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				errs = append(errs, wholeNumbers(n.Content[i+1], ft, join(path, n.Content[i].Value))...)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, c := range n.Content {
+			errs = append(errs, wholeNumbers(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			errs = append(errs, wholeNumbers(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value))...)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			errs = append(errs, fmt.Errorf("%w: line %d: %s: %s is not a whole number", ErrStudy, n.Line, path, n.Value))
+		}
+	}
+	return errs
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// origin is where a loaded study came from: its file and the line of each
+// field ("repetitions", "clips[2]", "models[0].concurrency"). It is kept
+// beside the Study (origins), not in it, so that a study read back from
+// its YAML or JSON compares equal to the one written.
+type origin struct {
+	file  string
+	lines map[string]int
+}
+
+// origins maps each *Study made by Load or parse to its origin. Studies
+// are few per process; entries are never removed.
+var origins sync.Map
+
+func (o *origin) record(n *yaml.Node, path string) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if path != "" {
+		if _, ok := o.lines[path]; !ok {
+			o.lines[path] = n.Line
+		}
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			o.record(n.Content[i+1], join(path, n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			o.record(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// Position says where a field of a loaded study is written: "FILE:LINE",
+// "FILE" when the line is unknown, "" for a study not read from a file.
+// field is a path such as "clips[2]" or "models[0].concurrency".
+func (s *Study) Position(field string) string {
+	v, ok := origins.Load(s)
+	if !ok {
+		return ""
+	}
+	o := v.(*origin)
+	if line, ok := o.lines[field]; ok && o.file != "" {
+		return fmt.Sprintf("%s:%d", o.file, line)
+	}
+	return o.file
+}
+
+// FieldError is an error about one field of the study, wrapping ErrStudy
+// and naming the file and line where it is written when known:
+// "invalid study: pilot.yaml:7: clips[2]: …".
+func (s *Study) FieldError(field string, err error) error {
+	if pos := s.Position(field); pos != "" {
+		return fmt.Errorf("%w: %s: %s: %w", ErrStudy, pos, field, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrStudy, field, err)
 }
