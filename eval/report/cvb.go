@@ -85,7 +85,7 @@ func (r *Report) cvbTable() htmlTable {
 		Note:    "Every number of the paper rows is from its text (Table 2 is not quoted); – : not given there. Local deficits are printed as the amount below the flanking peaks (the paper writes −114 for GPT-5.4's)."}
 	t.Rows = append(t.Rows, htmlRow{Section: "This study"})
 	for _, c := range r.CountVideoBench.Rows {
-		t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Model + " · " + Condition{c.Policy, c.Prompt}.Label(), itoa(c.Trials), pct1(c.EM), pct1(c.Acc10),
+		t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label(), itoa(c.Trials), pct1(c.EM), pct1(c.Acc10),
 			pct1(c.Coverage), fix2(c.MAE), fix2(c.RMSE), itoa(c.Support), fix2(c.Perplexity), extreme(c.Excess, "+"), extreme(c.Deficit, "−")}})
 	}
 	t.Rows = append(t.Rows, htmlRow{Section: "Against CountVideoBench (ten uniform frames, one prompt, §5.1)"})
@@ -134,7 +134,7 @@ func (r *Report) cardinalityTable() htmlTable {
 	t := htmlTable{ID: "cvb-cardinality", Head: []string{"N"},
 		Caption: "EM and Coverage by true count N (CountVideoBench §6.2, Figs. 3–4) over the objects trials; trial counts are in tables/cvb_by_cardinality.csv."}
 	for _, c := range r.CountVideoBench.Rows {
-		l := c.Model + " · " + Condition{c.Policy, c.Prompt}.Label()
+		l := c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label()
 		t.Head = append(t.Head, l+" EM (%)", l+" Coverage (%)")
 	}
 	for _, n := range r.cvbCardinalities() {
@@ -197,7 +197,7 @@ func (r *Report) cardinalityPlot(f Figure) (*plot.Plot, *plot.Legend, vg.Length,
 		s.Shape = plotutil.Shape(i)
 		s.Radius = vg.Points(2.6)
 		p.Add(l, s)
-		leg.Add(c.Model+" · "+Condition{c.Policy, c.Prompt}.Label(), l, s)
+		leg.Add(c.Model+" · "+Condition{c.Policy, c.Labels, c.Prompt}.Label(), l, s)
 	}
 	ns := r.cvbCardinalities()
 	var ticks []plot.Tick

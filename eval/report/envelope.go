@@ -103,7 +103,7 @@ func (r *Report) envelope(mi ModelInfo) string {
 	for _, c := range r.CountVideoBench.Rows {
 		if c.Model == mi.Model {
 			objects = append(objects, fmt.Sprintf("under %s exact match %s, Acc@10%% %s, coverage %s over %d trials (|S| = %d, PP = %s)",
-				Condition{c.Policy, c.Prompt}.Label(), pct(c.EM), pct(c.Acc10), pct(c.Coverage), c.Trials, c.Support, fix2(c.Perplexity)))
+				Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(c.EM), pct(c.Acc10), pct(c.Coverage), c.Trials, c.Support, fix2(c.Perplexity)))
 		}
 	}
 	if len(objects) > 0 {
@@ -183,12 +183,12 @@ func (r *Report) eventEnvelope(b *strings.Builder, mi ModelInfo) {
 // trials, scored or failed.
 func (r *Report) hasEventTrials(model string, c Condition) bool {
 	for _, d := range r.Domains {
-		if d.Model == model && d.Policy == c.Policy && d.Prompt == c.Prompt {
+		if d.Model == model && d.Policy == c.Policy && d.Labels == c.Labels && d.Prompt == c.Prompt {
 			return true
 		}
 	}
 	for _, f := range r.Failures {
-		if f.Model == model && f.Policy == c.Policy && f.Prompt == c.Prompt && !isObjects(f.Domain) {
+		if f.Model == model && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt && !isObjects(f.Domain) {
 			return true
 		}
 	}
@@ -198,7 +198,7 @@ func (r *Report) hasEventTrials(model string, c Condition) bool {
 func (r *Report) boundaryRows(model string, c Condition) []BoundaryRow {
 	var out []BoundaryRow
 	for _, br := range r.Boundaries {
-		if br.Model == model && br.Policy == c.Policy && br.Prompt == c.Prompt {
+		if br.Model == model && br.Policy == c.Policy && br.Labels == c.Labels && br.Prompt == c.Prompt {
 			out = append(out, br)
 		}
 	}
@@ -207,7 +207,7 @@ func (r *Report) boundaryRows(model string, c Condition) []BoundaryRow {
 
 func (r *Report) wilsonAll(model string, c Condition) (WilsonRow, bool) {
 	for _, w := range r.Wilson {
-		if w.Model == model && w.Policy == c.Policy && w.Prompt == c.Prompt && w.Domain == "all" {
+		if w.Model == model && w.Policy == c.Policy && w.Labels == c.Labels && w.Prompt == c.Prompt && w.Domain == "all" {
 			return w, true
 		}
 	}

@@ -59,8 +59,8 @@ func (r *Report) planFigures() {
 		r.Figures = append(r.Figures, f)
 	}
 	for _, b := range r.Boundaries {
-		add(Figure{Kind: KindHeatmap, Model: b.Model, Policy: b.Policy, Prompt: b.Prompt, Domain: b.Domain,
-			Title: fmt.Sprintf("%s · %s · %s", b.Model, DomainTitle(b.Domain), Condition{b.Policy, b.Prompt}.Label())},
+		add(Figure{Kind: KindHeatmap, Model: b.Model, Policy: b.Policy, Labels: b.Labels, Prompt: b.Prompt, Domain: b.Domain,
+			Title: fmt.Sprintf("%s · %s · %s", b.Model, DomainTitle(b.Domain), Condition{b.Policy, b.Labels, b.Prompt}.Label())},
 			"heatmap", b.Model, b.Domain, b.Policy, b.Prompt)
 	}
 	for _, mi := range r.Models {
@@ -74,13 +74,13 @@ func (r *Report) planFigures() {
 		}
 	}
 	for _, c := range r.CountDistributions {
-		add(Figure{Kind: KindHistogram, Model: c.Model, Policy: c.Policy, Prompt: c.Prompt,
-			Title: fmt.Sprintf("%s · %s: predicted counts", c.Model, Condition{c.Policy, c.Prompt}.Label())},
+		add(Figure{Kind: KindHistogram, Model: c.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt,
+			Title: fmt.Sprintf("%s · %s: predicted counts", c.Model, Condition{c.Policy, c.Labels, c.Prompt}.Label())},
 			"hist", c.Model, c.Policy, c.Prompt)
 	}
 	for _, c := range r.CountVideoBench.Rows {
-		add(Figure{Kind: KindHistogram, Model: c.Model, Policy: c.Policy, Prompt: c.Prompt, Domain: ObjectsDomain,
-			Title: fmt.Sprintf("%s · %s: predicted counts, objects", c.Model, Condition{c.Policy, c.Prompt}.Label())},
+		add(Figure{Kind: KindHistogram, Model: c.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: ObjectsDomain,
+			Title: fmt.Sprintf("%s · %s: predicted counts, objects", c.Model, Condition{c.Policy, c.Labels, c.Prompt}.Label())},
 			"hist", ObjectsDomain, c.Model, c.Policy, c.Prompt)
 	}
 	if len(r.CountVideoBench.Rows) > 0 {
@@ -95,7 +95,7 @@ func (r *Report) curves(model, domain string) map[Condition][]CurvePoint {
 	out := map[Condition][]CurvePoint{}
 	for _, p := range r.Curves {
 		if p.Model == model && p.Domain == domain {
-			c := Condition{p.Policy, p.Prompt}
+			c := Condition{p.Policy, p.Labels, p.Prompt}
 			out[c] = append(out[c], p)
 		}
 	}
@@ -248,13 +248,13 @@ func (g grid) Plot(c draw.Canvas, p *plot.Plot) {
 func (r *Report) heatmap(f Figure) (*plot.Plot, vg.Length, vg.Length) {
 	var cells []SurfaceCell
 	for _, c := range r.Surfaces {
-		if c.Model == f.Model && c.Policy == f.Policy && c.Prompt == f.Prompt && c.Domain == f.Domain {
+		if c.Model == f.Model && c.Policy == f.Policy && c.Labels == f.Labels && c.Prompt == f.Prompt && c.Domain == f.Domain {
 			cells = append(cells, c)
 		}
 	}
 	var bound BoundaryRow
 	for _, b := range r.Boundaries {
-		if b.Model == f.Model && b.Policy == f.Policy && b.Prompt == f.Prompt && b.Domain == f.Domain {
+		if b.Model == f.Model && b.Policy == f.Policy && b.Labels == f.Labels && b.Prompt == f.Prompt && b.Domain == f.Domain {
 			bound = b
 		}
 	}
@@ -468,7 +468,7 @@ func (r *Report) histogram(f Figure) (*plot.Plot, vg.Length, vg.Length, error) {
 		rows = r.CountVideoBench.Rows
 	}
 	for _, c := range rows {
-		if c.Model == f.Model && c.Policy == f.Policy && c.Prompt == f.Prompt {
+		if c.Model == f.Model && c.Policy == f.Policy && c.Labels == f.Labels && c.Prompt == f.Prompt {
 			row = c
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/tracegrid/tracegrid/eval/score"
 )
 
 // The page is one html/template with every figure embedded as a base64
@@ -82,6 +84,7 @@ type htmlModel struct {
 	Histograms   []htmlImage
 	Frames       *htmlTable
 	FrameFormula []string
+	Consistency  *htmlTable
 }
 
 // htmlCVB is the CountVideoBench section.
@@ -105,7 +108,25 @@ type htmlPage struct {
 	Cost     htmlTable
 	Paper1   htmlTable
 	PaperB   htmlTable
+	Cases    []htmlCaseGroup
 	Notes    []string
+}
+
+// htmlCaseGroup is the Cases section's cards of one model × condition.
+type htmlCaseGroup struct {
+	Title string
+	Cards []htmlCase
+}
+
+type htmlCase struct {
+	Class      string
+	Definition string
+	Title      string
+	Facts      string
+	Sheet      string // relative path of the sheet PNG; "" when none
+	SheetNote  string
+	Reply      []replySegment
+	Alignment  htmlTable
 }
 
 func pct1(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
@@ -158,7 +179,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			df := htmlDomainFigures{Title: DomainTitle(d)}
 			for _, c := range mi.Conditions {
 				for _, f := range r.Figures {
-					if f.Kind == KindHeatmap && f.Model == mi.Model && f.Domain == d && f.Policy == c.Policy && f.Prompt == c.Prompt {
+					if f.Kind == KindHeatmap && f.Model == mi.Model && f.Domain == d && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt {
 						im := img(f)
 						im.Title = c.Label()
 						df.Images = append(df.Images, im)
@@ -186,6 +207,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 		hm.Table9 = r.table9(mi)
 		hm.Counts = r.countTable(mi)
 		hm.Frames = r.frameTable(mi)
+		hm.Consistency = r.consistencyTable(mi)
 		if hm.Frames != nil {
 			hm.FrameFormula = []string{FormulaMultiFrameGain, FormulaOrderSensitivity, FormulaInfoDisparity}
 		}
@@ -208,13 +230,104 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg.Failures, pg.Failed = r.failureTables()
 	pg.Cost = r.costTable()
 	pg.Paper1, pg.PaperB = r.paperTables()
-	pg.Notes = notes
+	pg.Cases = r.caseGroups()
+	pg.Notes = r.notes()
 	return pg
 }
 
+// consistencyTable is a model's self-consistency per condition × domain
+// beside its exact match.
+func (r *Report) consistencyTable(mi ModelInfo) *htmlTable {
+	t := htmlTable{ID: anchor(mi.Model) + "-consistency",
+		Head: []string{"Condition · Domain", "Trials", "Final EM (%)", "≠ last running count", "Rate (%) [95% CI]", "No running count", "≠ events listed", "Rate (%) [95% CI]", "No events listed"},
+		Caption: "Self-consistency: how often the final count disagrees with the reply's own ledger — its last running count, and the number of events it listed (excluded lines not counted). " +
+			"Rates are over the replies that can be checked; a reply without a ledger is \"no ledger\", not a disagreement."}
+	rate := func(c score.CheckStats) string {
+		if c.Checked == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%s [%s–%s]", pct1(c.DisagreeRate), pct1(c.Interval.Lo), pct1(c.Interval.Hi))
+	}
+	for _, c := range r.Consistency {
+		if c.Model != mi.Model {
+			continue
+		}
+		cond := Condition{c.Policy, c.Labels, c.Prompt}
+		t.Rows = append(t.Rows, htmlRow{Cells: []string{cond.Label() + " · " + DomainTitle(c.Domain), itoa(c.Trials), pct1(c.Accuracy),
+			fmt.Sprintf("%d of %d", c.Running.Disagree, c.Running.Checked), rate(c.Running), itoa(c.Running.NoLedger),
+			fmt.Sprintf("%d of %d", c.Listed.Disagree, c.Listed.Checked), rate(c.Listed), itoa(c.Listed.NoLedger)}})
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return &t
+}
+
+// caseGroups lays out the Cases section: per model × condition, the cards
+// in outcome order.
+func (r *Report) caseGroups() []htmlCaseGroup {
+	var out []htmlCaseGroup
+	for _, c := range r.Cases {
+		title := c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label()
+		if len(out) == 0 || out[len(out)-1].Title != title {
+			out = append(out, htmlCaseGroup{Title: title})
+		}
+		s := c.trial
+		sc := s.trial.Score
+		count := "no count"
+		if s.src.Count != nil {
+			count = "count " + itoa(*s.src.Count)
+		}
+		card := htmlCase{Class: string(c.Class), Definition: c.Class.Definition(),
+			Title: fmt.Sprintf("%s · %s · repeat %d", c.Clip, DomainTitle(s.trial.Domain), c.Repeat),
+			Facts: fmt.Sprintf("N = %d, F = %s Hz; %s; M = %d reported events, K = %d matched; P %s%%, R %s%%, F1 %s%%; %d frames shown",
+				sc.N, num(s.trial.F), count, sc.M, sc.K, pct1(sc.Precision), pct1(sc.Recall), pct1(sc.F1), len(s.src.FrameTimes)),
+			Sheet: c.Sheet, Reply: replySegments(s.src),
+			Alignment: htmlTable{Head: []string{"True time (s)", "Reported time (s)", "Deviation (s)", "Class"}, Rows: nil}}
+		switch {
+		case c.SheetError != "":
+			card.SheetNote = "No contact sheet: " + c.SheetError
+		case c.Sheet == "":
+			card.SheetNote = "No contact sheet was drawn for this report."
+		}
+		for _, row := range alignmentCells(s) {
+			card.Alignment.Rows = append(card.Alignment.Rows, htmlRow{Cells: row})
+		}
+		if len(card.Alignment.Rows) == 0 {
+			card.Alignment.Note = "No true and no reported events."
+		}
+		out[len(out)-1].Cards = append(out[len(out)-1].Cards, card)
+	}
+	return out
+}
+
+// notes are the Definitions section: the fixed definitions, then the
+// rules of the scoring package in its own words.
+func (r *Report) notes() []string {
+	out := append([]string{}, notes...)
+	out = append(out,
+		"Frame labels: every condition names how each image is introduced — time (\"Frame k of M at t = T s\"), position (\"Frame k of M\") or none. "+
+			"keyframes, shuffled:M and single:* default to position, because a time would state the event times, the true order or where the single frame lies; "+
+			"fps:K, native:R sent as frames, uniform:M and adaptive:B default to time. Under position or none a ledger names frames (\"frame k\"), which the scorer maps to the time of the k-th shown frame.",
+		"Counted events: "+excludedRule,
+		"Displaced events: "+score.DisplacedRule,
+		"Ambiguous answers: a final answer that names two or more different counts as alternatives (\"12 or 13\", \"between 12 and 15\", \\boxed{12 or 13}) gives no count: it is unparseable (CountVideoBench §5.1), never its last number.",
+		"Outcome classes (the Cases section): "+score.OutcomeRule,
+	)
+	for _, o := range score.AllOutcomes() {
+		out = append(out, string(o)+": "+o.Definition())
+	}
+	out = append(out, "Self-consistency: "+score.ConsistencyRule,
+		"Cases: up to "+itoa(CasesPerClass)+" trials per outcome class and model × condition, chosen deterministically (ordered by a hash of clip and repetition); each card shows exactly the frames the model was shown (true events outlined in red), the final reply with its parsed events highlighted (struck through: lines kept but not counted as events), and the alignment.")
+	return out
+}
+
+// excludedRule says which reported lines are not events of their domain.
+const excludedRule = "a reported line is an event of its domain unless it plainly states something that is not one: a blinking line whose phase is off (the counted event is the on-pulse), a state_machine line whose FROM and TO are the same state. Such lines are kept in the parsed reply, flagged and shown, but enter neither M, the alignment, the taxonomy nor ACR/RFR."
+
 func (r *Report) domainRow(model string, c Condition, d string) (DomainRow, bool) {
 	for _, row := range r.Domains {
-		if row.Model == model && row.Policy == c.Policy && row.Prompt == c.Prompt && row.Domain == d {
+		if row.Model == model && row.Policy == c.Policy && row.Labels == c.Labels && row.Prompt == c.Prompt && row.Domain == d {
 			return row, true
 		}
 	}
@@ -236,14 +349,14 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 		}
 	}
 	for _, m := range r.Macro {
-		if m.Model == mi.Model && m.Policy == b.Policy && m.Prompt == b.Prompt {
+		if m.Model == mi.Model && m.Policy == b.Policy && m.Labels == b.Labels && m.Prompt == b.Prompt {
 			t.Rows = append(t.Rows, htmlRow{Class: "sum", Cells: metricCells("Macro Average", Metrics{EM: m.EM, VOR: m.VOR,
 				Precision: m.Precision, Recall: m.Recall, F1: m.F1, ACR: m.ACR, RFR: m.RFR})})
 		}
 	}
 	t.Rows = append(t.Rows, htmlRow{Section: "Part B. Trace Evaluation across (N × F) Capability Regions"})
 	for _, g := range r.Regions {
-		if g.Model == mi.Model && g.Policy == b.Policy && g.Prompt == b.Prompt {
+		if g.Model == mi.Model && g.Policy == b.Policy && g.Labels == b.Labels && g.Prompt == b.Prompt {
 			t.Rows = append(t.Rows, htmlRow{Cells: metricCells(regionTitles[g.Region], g.Metrics)})
 		}
 	}
@@ -295,7 +408,7 @@ func (r *Report) table4(mi ModelInfo) htmlTable {
 		t.Rows = append(t.Rows, htmlRow{Section: DomainTitle(d)})
 		for _, c := range mi.Conditions {
 			for _, w := range r.Wilson {
-				if w.Model == mi.Model && w.Policy == c.Policy && w.Prompt == c.Prompt && w.Domain == d {
+				if w.Model == mi.Model && w.Policy == c.Policy && w.Labels == c.Labels && w.Prompt == c.Prompt && w.Domain == d {
 					t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Label(), itoa(w.Correct), itoa(w.Trials), pct1(w.Accuracy), pct1(w.Lo), pct1(w.Hi)}})
 				}
 			}
@@ -343,7 +456,7 @@ func (r *Report) boundaryTables(mi ModelInfo) (htmlTable, htmlTable) {
 		fbt.Head = append(fbt.Head, "N = "+itoa(n))
 	}
 	for _, b := range rows {
-		label := DomainTitle(b.Domain) + " · " + Condition{b.Policy, b.Prompt}.Label()
+		label := DomainTitle(b.Domain) + " · " + Condition{b.Policy, b.Labels, b.Prompt}.Label()
 		ctl := "–"
 		if b.Control != nil {
 			ctl = pct1(b.Control.Accuracy)
@@ -382,7 +495,7 @@ func (r *Report) table9(mi ModelInfo) htmlTable {
 		Caption: fmt.Sprintf("Table 9: Trace-metric sensitivity to timestamp tolerance for %s, %s. Final EM averages the full grid; VOR, precision, recall, trace F1 and ACR average positive-event trials only.", mi.Model, b.Label()),
 		Note:    "Other conditions: tables/table9_sensitivity.csv."}
 	for _, s := range r.Sensitivity {
-		if s.Model == mi.Model && s.Policy == b.Policy && s.Prompt == b.Prompt {
+		if s.Model == mi.Model && s.Policy == b.Policy && s.Labels == b.Labels && s.Prompt == b.Prompt {
 			label := s.Label
 			cls := ""
 			if s.Selected {
@@ -404,7 +517,7 @@ func (r *Report) countTable(mi ModelInfo) htmlTable {
 		if c.Model != mi.Model {
 			continue
 		}
-		t.Rows = append(t.Rows, htmlRow{Cells: []string{Condition{c.Policy, c.Prompt}.Label(), pct1(c.EM), pct1(c.Acc10), pct1(c.Coverage),
+		t.Rows = append(t.Rows, htmlRow{Cells: []string{Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct1(c.EM), pct1(c.Acc10), pct1(c.Coverage),
 			fix2(c.MAE), fix2(c.RMSE), itoa(c.Support), fix2(c.Perplexity),
 			extreme(c.Excess, "+"), extreme(c.Deficit, "−"), pct1(c.Top3Share)}})
 	}
@@ -413,8 +526,8 @@ func (r *Report) countTable(mi ModelInfo) htmlTable {
 
 func (r *Report) frameTable(mi ModelInfo) *htmlTable {
 	t := htmlTable{ID: anchor(mi.Model) + "-tomato",
-		Head:    []string{"Prompt · Domain", "Measure", "From (accuracy)", "To (accuracy)", "Clips", "Value"},
-		Caption: "TOMATO frame principles (§3): relative gains between matched frame conditions with the same prompt, on the clips both conditions ran on."}
+		Head:    []string{"Prompt · Labels · Domain", "Measure", "From (accuracy)", "To (accuracy)", "Clips", "Value"},
+		Caption: "TOMATO frame principles (§3): relative gains between matched frame conditions with the same prompt and the same frame label mode, on the clips both conditions ran on (a time label states the order shuffling hides, so τ needs uniform:M and shuffled:M under one label mode, e.g. both with position labels)."}
 	names := map[string]string{"multi_frame_gain_random": "κ multi-frame gain (random)", "multi_frame_gain_best": "κ multi-frame gain (hand-picked)",
 		"order_sensitivity": "τ frame order sensitivity", "information_disparity": "ρ frame information disparity"}
 	for _, f := range r.FramePrinciples {
@@ -425,7 +538,7 @@ func (r *Report) frameTable(mi ModelInfo) *htmlTable {
 		if f.Defined {
 			v = pct1(f.Value) + "%"
 		}
-		t.Rows = append(t.Rows, htmlRow{Cells: []string{f.Prompt + " · " + DomainTitle(f.Domain), names[f.Measure],
+		t.Rows = append(t.Rows, htmlRow{Cells: []string{f.Prompt + " · " + f.Labels + " labels · " + DomainTitle(f.Domain), names[f.Measure],
 			fmt.Sprintf("%s (%s%%)", f.From.Policy, pct1(f.From.Accuracy)), fmt.Sprintf("%s (%s%%)", f.To.Policy, pct1(f.To.Accuracy)), itoa(f.Clips), v}})
 	}
 	if len(t.Rows) == 0 {
@@ -461,7 +574,7 @@ func (r *Report) table2() htmlTable {
 			}
 			cell := "–"
 			for _, m := range r.Macro {
-				if m.Model == mi.Model && m.Policy == c.Policy && m.Prompt == c.Prompt {
+				if m.Model == mi.Model && m.Policy == c.Policy && m.Labels == c.Labels && m.Prompt == c.Prompt {
 					cell = m.MaxCountBoundary.Label
 				}
 			}
@@ -481,7 +594,7 @@ func (r *Report) table8() htmlTable {
 	var cols []TaxonomyRow
 	for _, mi := range r.Models {
 		for _, x := range r.Taxonomy {
-			if x.Model == mi.Model && x.Policy == mi.Baseline.Policy && x.Prompt == mi.Baseline.Prompt && x.Domain == "all" {
+			if x.Model == mi.Model && x.Policy == mi.Baseline.Policy && x.Labels == mi.Baseline.Labels && x.Prompt == mi.Baseline.Prompt && x.Domain == "all" {
 				cols = append(cols, x)
 				t.Head = append(t.Head, mi.Model+" ("+mi.Baseline.Label()+")")
 			}
@@ -510,7 +623,7 @@ func (r *Report) failureTables() (htmlTable, htmlTable) {
 	sum := htmlTable{ID: "failures", Head: []string{"Model", "Condition", "Domain", "Failed", "Requests", "Kinds"},
 		Caption: "Failed requests (a stored error other than a reply that could not be parsed: no answer to score). They are excluded from every accuracy; an answer whose count could not be parsed is not a failure and is scored incorrect."}
 	for _, f := range r.Failures {
-		sum.Rows = append(sum.Rows, htmlRow{Cells: []string{f.Model, Condition{f.Policy, f.Prompt}.Label(), DomainTitle(f.Domain), itoa(f.Failed), itoa(f.Total), kinds(f.ByKind)}})
+		sum.Rows = append(sum.Rows, htmlRow{Cells: []string{f.Model, Condition{f.Policy, f.Labels, f.Prompt}.Label(), DomainTitle(f.Domain), itoa(f.Failed), itoa(f.Total), kinds(f.ByKind)}})
 	}
 	const show = 20
 	list := htmlTable{ID: "failed", Head: []string{"Model", "Condition", "Clip", "Repeat", "Kind", "Attempts", "Error"}}
@@ -519,7 +632,7 @@ func (r *Report) failureTables() (htmlTable, htmlTable) {
 			list.Note = fmt.Sprintf("%d more in tables/failed_trials.csv.", len(r.FailedTrials)-show)
 			break
 		}
-		list.Rows = append(list.Rows, htmlRow{Cells: []string{f.Model, Condition{f.Policy, f.Prompt}.Label(), f.Clip, itoa(f.Repeat), f.Kind, itoa(f.Attempts), f.Error}})
+		list.Rows = append(list.Rows, htmlRow{Cells: []string{f.Model, Condition{f.Policy, f.Labels, f.Prompt}.Label(), f.Clip, itoa(f.Repeat), f.Kind, itoa(f.Attempts), f.Error}})
 	}
 	return sum, list
 }
@@ -528,7 +641,7 @@ func (r *Report) costTable() htmlTable {
 	t := htmlTable{ID: "cost", Head: []string{"Model", "Condition", "Trials", "Images", "Input Tokens", "Output Tokens", "Total Tokens", "Cost ($USD)", "Mean latency (s)"},
 		Caption: "Token usage and cost (Table 10), failed requests included."}
 	for _, c := range r.Cost {
-		t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Model, Condition{c.Policy, c.Prompt}.Label(), itoa(c.Trials), groupDigits(c.Images),
+		t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Model, Condition{c.Policy, c.Labels, c.Prompt}.Label(), itoa(c.Trials), groupDigits(c.Images),
 			groupDigits(c.PromptTokens), groupDigits(c.CompletionTokens), groupDigits(c.TotalTokens), "$" + fix2(c.CostUSD), fix2(c.MeanLatencyMS / 1000)}})
 	}
 	return t
@@ -602,6 +715,13 @@ td.err { white-space: normal; text-align: left; max-width: 520px; }
 .note { font-size: 12px; color: #666; margin: 0 0 10px; }
 .formula { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; margin: 2px 0; }
 ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
+div.case { border: 1px solid #ddd; padding: 6px 12px 10px; margin: 10px 0; }
+div.case h4 .cls { background: #253494; color: #fff; padding: 1px 6px; border-radius: 3px; font-size: 12px; margin-right: 6px; }
+img.sheet { display: block; max-width: 100%; border: 1px solid #ccc; margin: 4px 0; }
+div.casebody { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
+pre.reply { white-space: pre-wrap; font-size: 12px; max-width: 700px; background: #f7f7f9; padding: 8px; margin: 4px 0; }
+pre.reply mark { background: #ffe58a; }
+pre.reply del { color: #999; }
 </style>
 </head>
 <body>
@@ -609,7 +729,7 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 <h1>{{.Title}}</h1>
 {{range .Meta}}<p class="meta">{{.}}</p>
 {{end}}
-<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#notes">Definitions</a></nav>
+<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#cases">Cases</a><a href="#notes">Definitions</a></nav>
 
 <h3>Reliability envelopes</h3>
 {{range .Models}}<p class="envelope" id="env-{{.Anchor}}">{{.Envelope}}</p>
@@ -649,7 +769,8 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 {{template "table" .Counts}}
 <div class="figs">{{range .Histograms}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
 {{else}}<p class="meta">Evaluated on objects clips only: see the <a href="#cvb">CountVideoBench section</a>.</p>
-{{end}}{{if .Frames}}<h3>Frame principles (TOMATO)</h3>
+{{end}}{{with .Consistency}}<h3>Self-consistency</h3>
+{{template "table" .}}{{end}}{{if .Frames}}<h3>Frame principles (TOMATO)</h3>
 {{range .FrameFormula}}<p class="formula">{{.}}</p>
 {{end}}{{template "table" .Frames}}{{end}}
 {{end}}
@@ -679,6 +800,16 @@ ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
 {{if .Failures.Rows}}{{template "table" .Failures}}{{template "errtable" .Failed}}{{else}}<p class="note">No failed requests.</p>{{end}}
 <h3>Cost</h3>
 {{template "table" .Cost}}
+
+<h2 id="cases">Cases</h2>
+{{if .Cases}}<p class="note">Example trials of every outcome class (low-frequency-trap Appendix F), up to three per model × condition, chosen deterministically. Class definitions are in the Definitions section.</p>
+{{range .Cases}}<h3>{{.Title}}</h3>
+{{range .Cards}}<div class="case"><h4><span class="cls">{{.Class}}</span> {{.Title}}</h4>
+<p class="note">{{.Definition}} {{.Facts}}</p>
+{{if .Sheet}}<img class="sheet" src="{{.Sheet}}" alt="{{.Sheet}}">{{else}}<p class="note">{{.SheetNote}}</p>{{end}}
+<div class="casebody"><pre class="reply">{{range .Reply}}{{if .Mark}}<mark>{{.Text}}</mark>{{else if .Excluded}}<del>{{.Text}}</del>{{else}}{{.Text}}{{end}}{{end}}</pre>
+{{template "table" .Alignment}}</div></div>
+{{end}}{{end}}{{else}}<p class="note">No scored trial with events.</p>{{end}}
 
 <h2 id="notes">Definitions</h2>
 <ul class="notes">{{range .Notes}}<li>{{.}}</li>

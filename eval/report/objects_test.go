@@ -19,7 +19,7 @@ import (
 )
 
 // condC is CountVideoBench's protocol.
-var condC = Condition{"uniform:10", "countvideobench"}
+var condC = Condition{"uniform:10", "time", "countvideobench"}
 
 // objectsTrace is a real objects clip's trace (scene, pure CPU).
 func objectsTrace(t *testing.T, n, seed int) *trace.Trace {
@@ -172,26 +172,26 @@ func TestObjectsSection(t *testing.T) {
 	checkNum(t, "objects failures", fr, "total", 7)
 	// The envelope names the objects result.
 	env := one(t, s, "reliability", map[string]any{"model": "alpha"})["text"].(string)
-	for _, w := range []string{"On static objects (CountVideoBench), alpha: under native:1 · structured_trace exact match 100.0%",
-		"; under uniform:10 · countvideobench exact match 33.3%, Acc@10% 50.0%, coverage 83.3% over 6 trials (|S| = 3, PP = 3.46).",
+	for _, w := range []string{"On static objects (CountVideoBench), alpha: under native:1 (time labels) · structured_trace exact match 100.0%",
+		"; under uniform:10 (time labels) · countvideobench exact match 33.3%, Acc@10% 50.0%, coverage 83.3% over 6 trials (|S| = 3, PP = 3.46).",
 		"2 of 220 requests failed"} {
 		if !strings.Contains(env, w) {
 			t.Errorf("envelope lacks %q:\n%s", w, env)
 		}
 	}
-	if strings.Contains(env, "uniform:10 · countvideobench: no data") {
+	if strings.Contains(env, "uniform:10 (time labels) · countvideobench: no data") {
 		t.Errorf("envelope lists the objects condition among the event ones:\n%s", env)
 	}
 
 	// CSV.
 	rows := readCSV(t, filepath.Join(dir, "tables", "cvb_distribution.csv"))
-	if strings.Join(rows[0], ",") != "model,policy,prompt,trials,answered,abstentions,em,acc10,coverage,mae,rmse,support,perplexity,perplexity_answered,excess_value,excess_amount,deficit_value,deficit_amount,top3_share" ||
-		len(rows) != 3 || strings.Join(rows[2][:12], ",") != "alpha,uniform:10,countvideobench,6,5,1,0.3333333333333333,0.5,0.8333333333333334,0.8,1.0954451150103321,3" ||
-		strings.Join(rows[2][14:18], ",") != "5,3,9,-1" {
+	if strings.Join(rows[0], ",") != "model,policy,labels,prompt,trials,answered,abstentions,em,acc10,coverage,mae,rmse,support,perplexity,perplexity_answered,excess_value,excess_amount,deficit_value,deficit_amount,top3_share" ||
+		len(rows) != 3 || strings.Join(rows[2][:13], ",") != "alpha,uniform:10,time,countvideobench,6,5,1,0.3333333333333333,0.5,0.8333333333333334,0.8,1.0954451150103321,3" ||
+		strings.Join(rows[2][15:19], ",") != "5,3,9,-1" {
 		t.Errorf("cvb_distribution.csv: %q", rows)
 	}
 	rows = readCSV(t, filepath.Join(dir, "tables", "cvb_by_cardinality.csv"))
-	if len(rows) != 1+2+3 || strings.Join(rows[4], ",") != "alpha,uniform:10,countvideobench,6,2,1,0,0,0.5" {
+	if len(rows) != 1+2+3 || strings.Join(rows[4], ",") != "alpha,uniform:10,time,countvideobench,6,2,1,0,0,0.5" {
 		t.Errorf("cvb_by_cardinality.csv: %q", rows)
 	}
 	rows = readCSV(t, filepath.Join(dir, "tables", "cvb_views.csv"))
@@ -227,7 +227,7 @@ func TestObjectsSection(t *testing.T) {
 	}
 	text := html.UnescapeString(string(page)) // "+3" is written &#43;3
 	for _, w := range []string{`<h2 id="cvb">CountVideoBench (objects)</h2>`, `<a href="#cvb">CountVideoBench (objects)</a>`,
-		"<td class=\"t\">alpha · uniform:10 · countvideobench</td><td>6</td><td>33.3</td><td>50.0</td><td>83.3</td><td>0.80</td><td>1.10</td><td>3</td><td>3.46</td><td>+3 at 5</td><td class=\"t\">none</td>",
+		"<td class=\"t\">alpha · uniform:10 (time labels) · countvideobench</td><td>6</td><td>33.3</td><td>50.0</td><td>83.3</td><td>0.80</td><td>1.10</td><td>3</td><td>3.46</td><td>+3 at 5</td><td class=\"t\">none</td>",
 		"Gemini-3.1-pro (paper)", "<td>27.6</td>", "<td>+126 at 39</td>", "<td>−114 at 30</td>", "<td>90.8</td>",
 		"CountVideoBench (§4.3)", "<td>83.0</td><td>3.29</td>", "Objects leaving the view", "cvb-cardinality"} {
 		if !strings.Contains(text, w) {
@@ -259,7 +259,7 @@ func TestObjectsOnlyModel(t *testing.T) {
 	if len(r.CountVideoBench.Rows) != 1 || r.CountVideoBench.Rows[0].EM != 1.0/3 || r.CountVideoBench.Rows[0].MAE != 2.0/3 || r.Models[0].Baseline != condC {
 		t.Errorf("cvb %+v, models %+v", r.CountVideoBench.Rows, r.Models)
 	}
-	if env := r.Reliability[0].Text; env != "On static objects (CountVideoBench), delta: under uniform:10 · countvideobench exact match 33.3%, Acc@10% 33.3%, coverage 100.0% over 3 trials (|S| = 1, PP = 1.00)." {
+	if env := r.Reliability[0].Text; env != "On static objects (CountVideoBench), delta: under uniform:10 (time labels) · countvideobench exact match 33.3%, Acc@10% 33.3%, coverage 100.0% over 3 trials (|S| = 1, PP = 1.00)." {
 		t.Errorf("envelope %q", env)
 	}
 	var buf strings.Builder

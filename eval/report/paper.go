@@ -78,7 +78,7 @@ func (r *Report) paperComparison() PaperComparison {
 	// objects trials has nothing to compare.
 	withEvents := map[mcKey]bool{}
 	for _, row := range r.Domains {
-		withEvents[mcKey{row.Model, Condition{row.Policy, row.Prompt}}] = true
+		withEvents[mcKey{row.Model, Condition{row.Policy, row.Labels, row.Prompt}}] = true
 	}
 	for _, mi := range r.Models {
 		for _, c := range mi.Conditions {
@@ -104,7 +104,7 @@ func (r *Report) paperTables() (htmlTable, htmlTable) {
 		}
 		for _, row := range r.Domains {
 			if row.Domain == d {
-				t1.Rows = append(t1.Rows, htmlRow{Cells: metricCells(row.Model+" · "+Condition{row.Policy, row.Prompt}.Label(), row.Metrics)})
+				t1.Rows = append(t1.Rows, htmlRow{Cells: metricCells(row.Model+" · "+Condition{row.Policy, row.Labels, row.Prompt}.Label(), row.Metrics)})
 			}
 		}
 	}
@@ -128,7 +128,7 @@ func (r *Report) paperTables() (htmlTable, htmlTable) {
 			if b.Domain != d {
 				continue
 			}
-			cells := []string{b.Model + " · " + Condition{b.Policy, b.Prompt}.Label()}
+			cells := []string{b.Model + " · " + Condition{b.Policy, b.Labels, b.Prompt}.Label()}
 			for _, f := range freqs {
 				cell := "–"
 				for _, cb := range b.Count {

@@ -9,7 +9,11 @@ import (
 )
 
 // TOMATO's frame principles (§3) compare a model's accuracy under two
-// matched frame conditions with the same prompt. The report computes each
+// matched frame conditions with the same prompt and the same frame label
+// mode (a time label would tell the order that shuffled:M hides, so
+// uniform:M under time labels against shuffled:M under position labels
+// would measure the labels, not the order; a study that wants τ runs
+// uniform:M with labels: position too). The report computes each
 // measure whose two conditions exist, on the clips both ran on:
 //
 //	κ (multi-frame gain)         = (A_uniform:M − A_single)/A_single, single = single:random or single:best
@@ -86,17 +90,29 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 	for _, c := range mi.Conditions {
 		prompts[c.Prompt] = true
 	}
+	labelModes := map[string]bool{}
+	for _, c := range mi.Conditions {
+		labelModes[c.labels()] = true
+	}
 	for _, prompt := range sortedStrings(prompts) {
+		for _, labels := range sortedStrings(labelModes) {
+			r.framePrinciplesOf(mi, groups, prompt, labels)
+		}
+	}
+}
+
+func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[mcdKey][]*scored, prompt, labels string) {
+	{
 		withRows := 0 // event domains with a measure; "all" only pools two or more
 		for _, domain := range append(append([]string{}, mi.Domains...), "all") {
 			if domain == "all" && withRows < 2 {
 				continue
 			}
 			before := len(r.FramePrinciples)
-			// Per policy of this prompt: clip → outcome.
+			// Per policy of this prompt and label mode: clip → outcome.
 			byPolicy := map[string]map[string]clipTally{}
 			for _, c := range mi.Conditions {
-				if c.Prompt != prompt {
+				if c.Prompt != prompt || c.labels() != labels {
 					continue
 				}
 				name, _ := framePolicy(c.Policy)
@@ -115,7 +131,7 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 					byPolicy[c.Policy] = t
 				}
 			}
-			r.framesFor(mi.Model, prompt, domain, byPolicy)
+			r.framesFor(mi.Model, prompt, labels, domain, byPolicy)
 			if len(r.FramePrinciples) > before && !isObjects(domain) {
 				withRows++
 			}
@@ -123,7 +139,7 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 	}
 }
 
-func (r *Report) framesFor(model, prompt, domain string, byPolicy map[string]map[string]clipTally) {
+func (r *Report) framesFor(model, prompt, labels, domain string, byPolicy map[string]map[string]clipTally) {
 	add := func(measure, symbol, formula string, m int, fromP, toP string) {
 		from, to := byPolicy[fromP], byPolicy[toP]
 		if from == nil || to == nil {
@@ -134,8 +150,9 @@ func (r *Report) framesFor(model, prompt, domain string, byPolicy map[string]map
 			return
 		}
 		f.Policy, t.Policy = fromP, toP
+		f.Labels, t.Labels = labels, labels
 		g := score.RelativeGain(f.Accuracy, t.Accuracy)
-		r.FramePrinciples = append(r.FramePrinciples, FrameRow{Model: model, Prompt: prompt, Domain: domain,
+		r.FramePrinciples = append(r.FramePrinciples, FrameRow{Model: model, Labels: labels, Prompt: prompt, Domain: domain,
 			Measure: measure, Symbol: symbol, Formula: formula, M: m, Clips: clips, From: f, To: t, Value: g.Value, Defined: g.Defined})
 	}
 	var ms []int

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/score"
 	"github.com/tracegrid/tracegrid/scene"
@@ -42,18 +43,35 @@ type Options struct {
 	Tau float64
 }
 
-// Condition is one evaluation condition: a sampling policy and a prompt.
+// Condition is one evaluation condition: a sampling policy, the label
+// mode of its frames (chat.Labels: time, position or none) and a prompt.
 type Condition struct {
 	Policy string `json:"policy"`
+	Labels string `json:"labels"`
 	Prompt string `json:"prompt"`
 }
 
-// Label is the condition as the report prints it.
-func (c Condition) Label() string { return c.Policy + " · " + c.Prompt }
+// Label is the condition as the report prints it: the label mode next to
+// the policy, e.g. "keyframes (position labels) · structured_trace".
+func (c Condition) Label() string {
+	return c.Policy + " (" + c.labels() + " labels) · " + c.Prompt
+}
+
+// labels is the label mode, "time" for trials recorded before label modes
+// existed (every frame was labelled with its time then).
+func (c Condition) labels() string {
+	if c.Labels == "" {
+		return "time"
+	}
+	return c.Labels
+}
 
 func condLess(a, b Condition) bool {
 	if a.Policy != b.Policy {
 		return a.Policy < b.Policy
+	}
+	if a.labels() != b.labels() {
+		return a.labels() < b.labels()
 	}
 	return a.Prompt < b.Prompt
 }
@@ -85,6 +103,7 @@ type Totals struct {
 type SurfaceCell struct {
 	Model    string  `json:"model"`
 	Policy   string  `json:"policy"`
+	Labels   string  `json:"labels"`
 	Prompt   string  `json:"prompt"`
 	Domain   string  `json:"domain"`
 	N        int     `json:"n"`
@@ -124,6 +143,7 @@ func metricsOf(s score.Summary) Metrics {
 type DomainRow struct {
 	Model  string `json:"model"`
 	Policy string `json:"policy"`
+	Labels string `json:"labels"`
 	Prompt string `json:"prompt"`
 	Domain string `json:"domain"`
 	Metrics
@@ -137,6 +157,7 @@ type DomainRow struct {
 type MacroRow struct {
 	Model     string  `json:"model"`
 	Policy    string  `json:"policy"`
+	Labels    string  `json:"labels"`
 	Prompt    string  `json:"prompt"`
 	Domains   int     `json:"domains"`
 	EM        float64 `json:"em"`
@@ -157,6 +178,7 @@ type MacroRow struct {
 type RegionRow struct {
 	Model  string `json:"model"`
 	Policy string `json:"policy"`
+	Labels string `json:"labels"`
 	Prompt string `json:"prompt"`
 	Region string `json:"region"`
 	Metrics
@@ -167,6 +189,7 @@ type RegionRow struct {
 type WilsonRow struct {
 	Model    string  `json:"model"`
 	Policy   string  `json:"policy"`
+	Labels   string  `json:"labels"`
 	Prompt   string  `json:"prompt"`
 	Domain   string  `json:"domain"`
 	Correct  int     `json:"correct"`
@@ -200,6 +223,7 @@ type Control struct {
 type BoundaryRow struct {
 	Model     string              `json:"model"`
 	Policy    string              `json:"policy"`
+	Labels    string              `json:"labels"`
 	Prompt    string              `json:"prompt"`
 	Domain    string              `json:"domain"`
 	Tau       float64             `json:"tau"`
@@ -215,6 +239,7 @@ type BoundaryRow struct {
 type CurvePoint struct {
 	Model    string  `json:"model"`
 	Policy   string  `json:"policy"`
+	Labels   string  `json:"labels"`
 	Prompt   string  `json:"prompt"`
 	Domain   string  `json:"domain"`
 	N        int     `json:"n"`
@@ -229,6 +254,7 @@ type CurvePoint struct {
 type TaxonomyRow struct {
 	Model  string `json:"model"`
 	Policy string `json:"policy"`
+	Labels string `json:"labels"`
 	Prompt string `json:"prompt"`
 	Domain string `json:"domain"`
 	score.Totals
@@ -239,6 +265,7 @@ type TaxonomyRow struct {
 type SensitivityRow struct {
 	Model     string `json:"model"`
 	Policy    string `json:"policy"`
+	Labels    string `json:"labels"`
 	Prompt    string `json:"prompt"`
 	Tolerance string `json:"tolerance"` // as --tolerance reads it: "rate", "0.5s"
 	Label     string `json:"label"`
@@ -279,6 +306,7 @@ type HistogramBin struct {
 type CountRow struct {
 	Model  string `json:"model"`
 	Policy string `json:"policy"`
+	Labels string `json:"labels"`
 	Prompt string `json:"prompt"`
 	score.CountStats
 	// Top3Share is the Top-3 share of the true counts (CVB §3): how
@@ -312,6 +340,7 @@ type CVBSection struct {
 // restricted to the clips both conditions share.
 type FrameSide struct {
 	Policy   string  `json:"policy"`
+	Labels   string  `json:"labels"`
 	Trials   int     `json:"trials"`
 	Correct  int     `json:"correct"`
 	Accuracy float64 `json:"accuracy"`
@@ -321,7 +350,11 @@ type FrameSide struct {
 // domain ("all" pools domains): the relative gain from From to To,
 // computed on the clips both conditions ran on.
 type FrameRow struct {
-	Model   string    `json:"model"`
+	Model string `json:"model"`
+	// Labels is the label mode both sides were shown with: a measure
+	// compares conditions under one label mode only (a time label states
+	// the order that shuffling hides).
+	Labels  string    `json:"labels"`
 	Prompt  string    `json:"prompt"`
 	Domain  string    `json:"domain"`
 	Measure string    `json:"measure"` // multi_frame_gain_random, multi_frame_gain_best, order_sensitivity, information_disparity
@@ -348,6 +381,7 @@ type Envelope struct {
 type FailureRow struct {
 	Model  string         `json:"model"`
 	Policy string         `json:"policy"`
+	Labels string         `json:"labels"`
 	Prompt string         `json:"prompt"`
 	Domain string         `json:"domain"`
 	Failed int            `json:"failed"`
@@ -359,6 +393,7 @@ type FailureRow struct {
 type FailedTrial struct {
 	Model    string `json:"model"`
 	Policy   string `json:"policy"`
+	Labels   string `json:"labels"`
 	Prompt   string `json:"prompt"`
 	Domain   string `json:"domain"`
 	Clip     string `json:"clip"`
@@ -373,6 +408,7 @@ type FailedTrial struct {
 type CostRow struct {
 	Model            string  `json:"model"`
 	Policy           string  `json:"policy"`
+	Labels           string  `json:"labels"`
 	Prompt           string  `json:"prompt"`
 	Trials           int     `json:"trials"`
 	Images           int     `json:"images"`
@@ -391,6 +427,7 @@ type Figure struct {
 	Title  string `json:"title"`
 	Model  string `json:"model"`
 	Policy string `json:"policy,omitempty"`
+	Labels string `json:"labels,omitempty"`
 	Prompt string `json:"prompt,omitempty"`
 	Domain string `json:"domain,omitempty"`
 }
@@ -430,6 +467,24 @@ type Report struct {
 	// PaperReference is the published Gemini 3.6 Flash numbers the
 	// study is shown beside (Table 1 Part A, the boundaries of §4).
 	PaperReference PaperComparison `json:"paper_reference"`
+	// Consistency is the self-consistency of the replies (score.
+	// ConsistencyRule) per model × condition × event domain.
+	Consistency []ConsistencyRow `json:"consistency"`
+	// Cases are the example trials of every outcome class (Appendix F).
+	Cases []Case `json:"cases"`
+}
+
+// ConsistencyRow is one model × condition × domain's self-consistency:
+// how often the final count disagrees with the reply's last running count
+// and with the number of events it listed, next to its accuracy.
+type ConsistencyRow struct {
+	Model    string  `json:"model"`
+	Policy   string  `json:"policy"`
+	Labels   string  `json:"labels"`
+	Prompt   string  `json:"prompt"`
+	Domain   string  `json:"domain"`
+	Accuracy float64 `json:"accuracy"`
+	score.ConsistencySummary
 }
 
 // scored is one successfully scored trial with its source.
@@ -488,7 +543,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 	views := map[string]*trace.Trace{} // objects clip → its trace
 	for i := range trials {
 		t := &trials[i]
-		cond := Condition{t.Policy, t.Prompt}
+		cond := Condition{t.Policy, trialLabels(t), t.Prompt}
 		r.Totals.Trials++
 		if t.FinishedAt.After(r.LastFinished) {
 			r.LastFinished = t.FinishedAt
@@ -530,6 +585,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 			var pooled []score.Trial
 			var inputs []score.TrialInput
 			var macro []Metrics
+			var scoredEvents []*scored
 			for _, d := range mi.Domains {
 				k := mcdKey{mi.Model, c, d}
 				g, f := groups[k], failed[k]
@@ -561,31 +617,34 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 				r.addSurface(k, ts, tau)
 				m := metricsOf(score.Summarize(ts))
 				macro = append(macro, m)
-				row := DomainRow{Model: k.model, Policy: c.Policy, Prompt: c.Prompt, Domain: d, Metrics: m, Failed: len(f)}
+				row := DomainRow{Model: k.model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: d, Metrics: m, Failed: len(f)}
 				for _, s := range g {
 					if s.src.Count == nil {
 						row.Unparseable++
 					}
 				}
 				r.Domains = append(r.Domains, row)
-				r.Wilson = append(r.Wilson, WilsonRow{Model: k.model, Policy: c.Policy, Prompt: c.Prompt, Domain: d,
+				r.Wilson = append(r.Wilson, WilsonRow{Model: k.model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: d,
 					Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
 				r.Taxonomy = append(r.Taxonomy, taxonomyRow(k, score.Summarize(ts).Totals))
+				r.Consistency = append(r.Consistency, consistencyRow(k, ts, m.EM))
+				scoredEvents = append(scoredEvents, g...)
 			}
+			r.addCases(mc, scoredEvents)
 			r.Cost = append(r.Cost, costRow(mc, all[mc]))
 			if len(pooled) == 0 {
 				continue
 			}
 			sum := score.Summarize(pooled)
 			m := metricsOf(sum)
-			r.Wilson = append(r.Wilson, WilsonRow{Model: mi.Model, Policy: c.Policy, Prompt: c.Prompt, Domain: "all",
+			r.Wilson = append(r.Wilson, WilsonRow{Model: mi.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: "all",
 				Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
 			r.Taxonomy = append(r.Taxonomy, taxonomyRow(mcdKey{mi.Model, c, "all"}, sum.Totals))
 			mr := macroRow(mc, macro)
 			mr.MaxCountBoundary = maxBoundary(r.boundaryRows(mi.Model, c))
 			r.Macro = append(r.Macro, mr)
 			for _, g := range score.SummarizeRegions(pooled) {
-				r.Regions = append(r.Regions, RegionRow{Model: mi.Model, Policy: c.Policy, Prompt: c.Prompt, Region: g.Key, Metrics: metricsOf(g.Summary)})
+				r.Regions = append(r.Regions, RegionRow{Model: mi.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Region: g.Key, Metrics: metricsOf(g.Summary)})
 			}
 			if err := r.addSensitivity(mc, inputs, tol); err != nil {
 				return nil, err
@@ -599,7 +658,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 	}
 	for _, k := range sortedKeys(failed) {
 		for _, t := range failed[k] {
-			r.FailedTrials = append(r.FailedTrials, FailedTrial{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Domain: t.Domain,
+			r.FailedTrials = append(r.FailedTrials, FailedTrial{Model: t.Model, Policy: t.Policy, Labels: trialLabels(t), Prompt: t.Prompt, Domain: t.Domain,
 				Clip: t.Clip, Repeat: t.Repeat, Kind: t.ErrorKind, Error: t.Error, Attempts: t.Attempts})
 		}
 	}
@@ -645,7 +704,7 @@ func checkOptions(opt Options) (score.Tolerance, float64, error) {
 }
 
 func where(t *results.Trial) string {
-	return fmt.Sprintf("clip %s (model %s, %s, repeat %d)", t.Clip, t.Model, Condition{t.Policy, t.Prompt}.Label(), t.Repeat)
+	return fmt.Sprintf("clip %s (model %s, %s, repeat %d)", t.Clip, t.Model, Condition{t.Policy, trialLabels(t), t.Prompt}.Label(), t.Repeat)
 }
 
 // decodeTrace decodes a trial's stored trace and checks that it agrees
@@ -683,12 +742,33 @@ func scoreOne(t *results.Trial, tol score.Tolerance) (*scored, error) {
 		return nil, err
 	}
 	in := score.TrialInput{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt, Trace: tr, Count: t.Count, Reports: score.FromParsed(t.Events)}
+	if len(t.Responses) > 0 {
+		// Self-consistency compares the reply with itself, so its three
+		// numbers come from one parse of the final reply under today's
+		// rules (frame references resolved with the trial's frames).
+		p := parse.ParseWith(t.Responses[len(t.Responses)-1], parse.Options{Domain: tr.Domain, FrameTimes: t.FrameTimes})
+		c := score.ConsistencyOf(p)
+		in.Consistency = &c
+	}
 	sc, err := score.ScoreTrial(tr, t.Count, in.Reports, tol)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where(t), err)
 	}
 	return &scored{src: t, input: in, trial: score.Trial{Model: t.Model, Policy: t.Policy, Prompt: t.Prompt,
-		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc}}, nil
+		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Score: sc, Consistency: in.Consistency}}, nil
+}
+
+// consistencyRow summarizes the self-consistency of one model ×
+// condition × domain's replies.
+func consistencyRow(k mcdKey, ts []score.Trial, accuracy float64) ConsistencyRow {
+	var cs []score.Consistency
+	for _, t := range ts {
+		if t.Consistency != nil {
+			cs = append(cs, *t.Consistency)
+		}
+	}
+	return ConsistencyRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain,
+		Accuracy: accuracy, ConsistencySummary: score.SummarizeConsistency(cs)}
 }
 
 func trialsOf(g []*scored) []score.Trial {
@@ -844,7 +924,7 @@ func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 	var control *Control
 	for _, c := range cells {
 		w := score.WilsonInterval(c.Correct, c.Trials, score.Z95)
-		r.Surfaces = append(r.Surfaces, SurfaceCell{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain,
+		r.Surfaces = append(r.Surfaces, SurfaceCell{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain,
 			N: c.N, F: c.F, Trials: c.Trials, Correct: c.Correct, Accuracy: c.Accuracy, WilsonLo: w.Lo, WilsonHi: w.Hi,
 			Reliable: c.Accuracy >= tau-1e-12})
 		if c.N == 0 {
@@ -860,7 +940,7 @@ func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 	if control != nil {
 		control.Accuracy = float64(control.Correct) / float64(control.Trials)
 	}
-	b := BoundaryRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, Tau: tau, Control: control,
+	b := BoundaryRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain, Tau: tau, Control: control,
 		MaxCount: score.MaxCountBoundary(positive, tau)}
 	for _, f := range score.Frequencies(positive) {
 		b.Count = append(b.Count, CountBoundary{F: f, Boundary: score.CountBoundary(positive, f, tau)})
@@ -872,7 +952,7 @@ func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 
 	// Intervention curve: mean cell accuracy over the frequencies at each N.
 	for _, n := range cellCounts(cells) {
-		p := CurvePoint{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, N: n}
+		p := CurvePoint{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain, N: n}
 		var sum float64
 		for _, c := range cells {
 			if c.N == n {
@@ -898,7 +978,7 @@ func cellCounts(cells []score.Cell) []int {
 }
 
 func macroRow(k mcKey, ms []Metrics) MacroRow {
-	row := MacroRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domains: len(ms)}
+	row := MacroRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domains: len(ms)}
 	if len(ms) == 0 {
 		return row
 	}
@@ -918,11 +998,11 @@ func macroRow(k mcKey, ms []Metrics) MacroRow {
 }
 
 func taxonomyRow(k mcdKey, t score.Totals) TaxonomyRow {
-	return TaxonomyRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain, Totals: t}
+	return TaxonomyRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain, Totals: t}
 }
 
 func failureRow(k mcdKey, f []*results.Trial, scoredN int) FailureRow {
-	row := FailureRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Domain: k.domain,
+	row := FailureRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain,
 		Failed: len(f), Total: len(f) + scoredN, ByKind: map[string]int{}}
 	for _, t := range f {
 		kind := t.ErrorKind
@@ -935,7 +1015,7 @@ func failureRow(k mcdKey, f []*results.Trial, scoredN int) FailureRow {
 }
 
 func costRow(k mcKey, ts []*results.Trial) CostRow {
-	row := CostRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, Trials: len(ts)}
+	row := CostRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Trials: len(ts)}
 	var lat int64
 	for _, t := range ts {
 		row.Images += t.Images
@@ -967,7 +1047,7 @@ func (r *Report) addSensitivity(k mcKey, inputs []score.TrialInput, tol score.To
 		return fmt.Errorf("model %s, %s: sensitivity: %w", k.model, k.cond.Label(), err)
 	}
 	for _, row := range rows {
-		r.Sensitivity = append(r.Sensitivity, SensitivityRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt,
+		r.Sensitivity = append(r.Sensitivity, SensitivityRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt,
 			Tolerance: row.Tolerance.String(), Label: row.Label, Selected: row.Tolerance == tol, Metrics: metricsOf(row.Summary)})
 	}
 	return nil
@@ -988,7 +1068,7 @@ func countRow(k mcKey, ts []score.Trial) CountRow {
 			hist[*t.Score.Count]++
 		}
 	}
-	row := CountRow{Model: k.model, Policy: k.cond.Policy, Prompt: k.cond.Prompt, CountStats: score.CountDistribution(preds),
+	row := CountRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, CountStats: score.CountDistribution(preds),
 		Top3Share: score.TopShare(truths, 3), Abstentions: abst, Histogram: []HistogramBin{}}
 	for v, c := range hist {
 		row.Histogram = append(row.Histogram, HistogramBin{Value: v, Count: c})
@@ -1019,3 +1099,8 @@ func maxBoundary(bs []BoundaryRow) score.Boundary {
 	}
 	return best
 }
+
+// trialLabels is the label mode a trial's frames were shown with; a trial
+// stored before label modes existed had every frame labelled with its
+// time.
+func trialLabels(t *results.Trial) string { return "time" }

@@ -23,7 +23,7 @@ import (
 )
 
 // The fixture: models alpha and beta, conditions A (native:1 ·
-// structured_trace) and B (fps:4 · structured_trace), the three domains,
+// structured_trace) and B (fps:4 (time labels) · structured_trace), the three domains,
 // N ∈ {0, 1, 2, 4} × F ∈ {0.5, 1.0} (N = 0 at 1.0 only), seeds 0–4. Every
 // answer is perfect (count N, every event reported at its true time)
 // except where a rule below says otherwise, so the numbers of
@@ -47,8 +47,8 @@ import (
 // everywhere (no reliable region).
 
 var (
-	condA = Condition{"native:1", "structured_trace"}
-	condB = Condition{"fps:4", "structured_trace"}
+	condA = Condition{"native:1", "time", "structured_trace"}
+	condB = Condition{"fps:4", "time", "structured_trace"}
 )
 
 func intp(v int) *int { return &v }
@@ -434,14 +434,14 @@ func TestSummaryHandComputed(t *testing.T) {
 
 	// Reliability envelopes.
 	env := one(t, s, "reliability", map[string]any{"model": "alpha"})["text"].(string)
-	for _, want := range []string{"under native:1 · structured_trace", "on Bounce Ball up to N = 1 at 0.5 Hz (N < 1 at 1.0 Hz)",
-		"fps:4 · structured_trace: N = 4", "1 of 211 requests failed"} {
+	for _, want := range []string{"under native:1 (time labels) · structured_trace", "on Bounce Ball up to N = 1 at 0.5 Hz (N < 1 at 1.0 Hz)",
+		"fps:4 (time labels) · structured_trace: N = 4", "1 of 211 requests failed"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("alpha envelope lacks %q:\n%s", want, env)
 		}
 	}
 	envB := one(t, s, "reliability", map[string]any{"model": "beta"})["text"].(string)
-	if !strings.Contains(envB, "fps:4 · structured_trace: N = 4") {
+	if !strings.Contains(envB, "fps:4 (time labels) · structured_trace: N = 4") {
 		t.Errorf("beta envelope: %s", envB)
 	}
 }
@@ -480,12 +480,12 @@ func TestSummaryKeys(t *testing.T) {
 func TestCSVTables(t *testing.T) {
 	r, dir := buildFixture(t)
 	want := map[string]string{
-		"surfaces.csv":           "model,policy,prompt,domain,n,f,trials,correct,accuracy,wilson_lo,wilson_hi,reliable",
-		"table1_domains.csv":     "model,policy,prompt,domain,trials,correct,em,em_lo,em_hi,eligible,vor,precision,recall,f1,acr,rfr,unparseable,failed",
-		"table4_wilson.csv":      "model,policy,prompt,domain,correct,trials,accuracy,lo,hi",
-		"boundaries_count.csv":   "model,policy,prompt,domain,tau,f,value,below,label",
-		"table8_taxonomy.csv":    "model,policy,prompt,domain,true_events,reported,matched,missed,merged,hallucinated,displaced,misidentified,wrong_accumulation,videos",
-		"table9_sensitivity.csv": "model,policy,prompt,tolerance,label,selected,trials,correct,em,em_lo,em_hi,eligible,vor,precision,recall,f1,acr,rfr",
+		"surfaces.csv":           "model,policy,labels,prompt,domain,n,f,trials,correct,accuracy,wilson_lo,wilson_hi,reliable",
+		"table1_domains.csv":     "model,policy,labels,prompt,domain,trials,correct,em,em_lo,em_hi,eligible,vor,precision,recall,f1,acr,rfr,unparseable,failed",
+		"table4_wilson.csv":      "model,policy,labels,prompt,domain,correct,trials,accuracy,lo,hi",
+		"boundaries_count.csv":   "model,policy,labels,prompt,domain,tau,f,value,below,label",
+		"table8_taxonomy.csv":    "model,policy,labels,prompt,domain,true_events,reported,matched,missed,merged,hallucinated,displaced,misidentified,wrong_accumulation,videos",
+		"table9_sensitivity.csv": "model,policy,labels,prompt,tolerance,label,selected,trials,correct,em,em_lo,em_hi,eligible,vor,precision,recall,f1,acr,rfr",
 	}
 	for _, tb := range r.Tables() {
 		f, err := os.Open(filepath.Join(dir, "tables", tb.Name))
@@ -510,7 +510,7 @@ func TestCSVTables(t *testing.T) {
 	}
 	// The hand-computed cell, as CSV.
 	b, _ := os.ReadFile(filepath.Join(dir, "tables", "surfaces.csv"))
-	if !strings.Contains(string(b), "alpha,native:1,structured_trace,bounce_ball,2,0.5,5,3,0.6,") {
+	if !strings.Contains(string(b), "alpha,native:1,time,structured_trace,bounce_ball,2,0.5,5,3,0.6,") {
 		t.Errorf("surfaces.csv lacks the (2, 0.5) cell of alpha · A · bounce_ball")
 	}
 }
@@ -604,7 +604,7 @@ func TestFramePrinciples(t *testing.T) {
 			if !ok {
 				count = 2
 			}
-			trials = append(trials, newTrial("gamma", Condition{policy, "direct"}, tr, intp(count), nil))
+			trials = append(trials, newTrial("gamma", Condition{policy, "time", "direct"}, tr, intp(count), nil))
 		}
 	}
 	r, err := Build(trials, Options{})
@@ -710,7 +710,7 @@ func TestDemoTrialsBuild(t *testing.T) {
 		t.Errorf("demo study lacks variety: %+v, %d frame rows", r.Totals, len(r.FramePrinciples))
 	}
 	// CountVideoBench: 26 cardinalities × 4 clips, both models, under
-	// uniform:10 · countvideobench; the objects traces are valid too.
+	// uniform:10 (time labels) · countvideobench; the objects traces are valid too.
 	if v := r.CountVideoBench.Views; len(r.CountVideoBench.Rows) != 2 || v.Clips != 26*4 || r.CountVideoBench.Rows[0].Policy != "uniform:10" {
 		t.Errorf("demo objects: %d rows, views %+v", len(r.CountVideoBench.Rows), v)
 	}

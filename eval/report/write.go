@@ -10,11 +10,27 @@ import (
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
-// Write renders the report into dir: figures/*.png, tables/*.csv,
+// WriteOptions are what Write cannot make itself.
+type WriteOptions struct {
+	// Sheets draws the contact sheets of the Cases section; nil writes
+	// the cards without pictures.
+	Sheets SheetMaker
+}
+
+// Write is WriteWith without options: case cards without contact sheets.
+func (r *Report) Write(dir string) error { return r.WriteWith(dir, WriteOptions{}) }
+
+// WriteWith renders the report into dir: figures/*.png, tables/*.csv,
+// cases/*.png (the case cards' contact sheets, when opt.Sheets is set),
 // summary.json and, last, index.html, which embeds every figure as a data
-// URI and needs no network to view. Every file is written atomically
-// (temporary file, fsync, rename), so a reader never sees a partial file.
-func (r *Report) Write(dir string) error {
+// URI and links the case sheets beside it. Every file is written
+// atomically (temporary file, fsync, rename), so a reader never sees a
+// partial file. A sheet that cannot be drawn is noted on its card, not an
+// error.
+func (r *Report) WriteWith(dir string, opt WriteOptions) error {
+	if err := r.writeSheets(dir, opt.Sheets); err != nil {
+		return err
+	}
 	for _, sub := range []string{"figures", "tables"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return fmt.Errorf("report: %w", err)
@@ -40,6 +56,35 @@ func (r *Report) Write(dir string) error {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error { return r.writeHTML(w, images) })
+}
+
+// writeSheets draws each case's contact sheet into dir/cases.
+func (r *Report) writeSheets(dir string, sheets SheetMaker) error {
+	if sheets == nil || len(r.Cases) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cases"), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		c.Sheet, c.SheetError = "", ""
+		if len(c.trial.src.FrameTimes) == 0 {
+			c.SheetError = "the model was shown the clip's video, not frames"
+			continue
+		}
+		png, err := sheets.Sheet(c.trial.src)
+		if err != nil {
+			c.SheetError = err.Error()
+			continue
+		}
+		name := caseFile(*c)
+		if err := writeBytes(filepath.Join(dir, filepath.FromSlash(name)), png); err != nil {
+			return err
+		}
+		c.Sheet = name
+	}
+	return nil
 }
 
 // WriteJSON writes summary.json: the whole report, indented.
