@@ -57,16 +57,16 @@ func caseTrials() []results.Trial {
 		}
 		return b.String()
 	}
-	add(0, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")            // faithful and correct
-	add(1, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")            // faithful and correct
-	add(2, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")            // faithful and correct
-	add(3, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")            // faithful and correct (a fourth: not shown)
-	add(4, intp(4), none, "I count four contacts. \\boxed{4}")         // accidental correctness (M = 0)
-	add(5, intp(5), exact, ledger(1, 2, 3, 4)+"So five. \\boxed{5}")   // wrong accumulation; final ≠ running, ≠ listed
-	add(6, intp(2), none, "Two, I think. \\boxed{2}")                  // no evidence
+	add(0, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")             // faithful and correct
+	add(1, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")             // faithful and correct
+	add(2, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")             // faithful and correct
+	add(3, intp(4), exact, ledger(1, 2, 3, 4)+"\\boxed{4}")             // faithful and correct (a fourth: not shown)
+	add(4, intp(4), none, "I count four contacts. \\boxed{4}")          // accidental correctness (M = 0)
+	add(5, intp(5), exact, ledger(1, 2, 3, 4)+"So five. \\boxed{5}")    // wrong accumulation; final ≠ running, ≠ listed
+	add(6, intp(2), none, "Two, I think. \\boxed{2}")                   // no evidence
 	add(7, intp(9), extra, ledger(1, 2, 3, 4, 5, 6, 7, 8)+"\\boxed{9}") // hallucinated extra events
-	add(8, intp(2), first2, ledger(1, 2)+"\\boxed{2}")                 // missed events
-	add(9, nil, first2, ledger(1, 2)+"Maybe 2 or 3.")                  // unparseable
+	add(8, intp(2), first2, ledger(1, 2)+"\\boxed{2}")                  // missed events
+	add(9, nil, first2, ledger(1, 2)+"Maybe 2 or 3.")                   // unparseable
 	return out
 }
 
