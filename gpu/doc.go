@@ -24,7 +24,26 @@
 //
 // A GL context is current on one OS thread, so each Renderer runs one
 // goroutine locked to its thread and sends all GL work there. Renderers may
-// be used from any goroutine.
+// be used from any goroutine, by several at once: Render lays its frame
+// out (item quads, text, the world's camera and objects) on the caller's
+// goroutine, into a frame of its own taken from the Renderer's free list,
+// with no lock held; only the upload, the draws and the read back run on
+// the GL thread, one frame after another. So two workers sharing a
+// Renderer lay out in parallel, and a steady stream of frames allocates
+// nothing.
+//
+// # Structure
+//
+// The platform is a four-method context interface (context.go: make
+// current, GL function addresses, a description, release); its one
+// backend, registered by context_egl.go, is package gpu/internal/egl, which
+// holds all the cgo. The rest is GL objects, one kind a file, each freed by
+// its own nil-safe, idempotent release: program (program.go), streamBuffer
+// (buffer.go, the per-frame instance buffers), target (target.go, a
+// framebuffer, also read back from), atlasTexture (texture.go) and meshGL
+// (meshgl.go), composed into two passes: itemPass (itempass.go) and
+// worldPass (worldpass.go). The CPU side is frame.go (a laid-out frame),
+// instances.go and atlas.go (items and text) and world.go (worlds).
 //
 // # Drawing
 //
@@ -59,7 +78,7 @@
 // flips y (row 0 is the top row). The ground is one square whose grid lines
 // are box-filtered in the fragment shader; cubes and spheres are one
 // instanced draw each, lit per fragment with a per-object value noise. The
-// 3D GL objects are created on the first frame with a world.
+// world pass's GL objects are created on the first frame with a world.
 //
 // # Building
 //

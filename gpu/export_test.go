@@ -50,7 +50,7 @@ func BuildProgram(r *Renderer, vertex, fragment string) error {
 func WorldAllocated(r *Renderer) bool {
 	var ok bool
 	_ = r.th.Call(func() error {
-		ok = r.world != nil && r.world.fbo != 0
+		ok = r.world != nil && r.world.msaa.fbo != 0
 		return nil
 	})
 	return ok
@@ -64,4 +64,15 @@ func PretendNoMSAA(r *Renderer) {
 		r.info.MaxSamples = 1
 		return nil
 	})
+}
+
+// Layout lays dl out for a w×h output as Render would, without drawing
+// (BenchmarkLayout: the CPU work Render does outside the GL thread).
+func Layout(r *Renderer, dl *scene.DrawList, w, h int) error {
+	f := r.frames.get()
+	if f == nil {
+		f = r.newFrame()
+	}
+	defer r.frames.put(f)
+	return f.layout(dl, Image{Width: w, Height: h}, false, r.atlas)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // This file is the CPU side of the 3D world path: validation, the camera's
-// clip transform, the per-object instance layout and the meshes. The GL side
-// is in worldgl.go.
+// clip transform, the per-object instance layout and the meshes. It runs on
+// the caller's goroutine, into the caller's frame. The GL side is in
+// worldpass.go and meshgl.go.
 
 // floatsPerObject is the per-object instance layout, four vec4s:
 //
@@ -34,7 +35,7 @@ const (
 )
 
 // worldFrame is what the GL thread needs to draw one frame's world, worked
-// out on the caller's goroutine by prepareWorld.
+// out on the caller's goroutine by frame.layoutWorld.
 type worldFrame struct {
 	viewProj   [16]float32 // fit · projection · view, column-major
 	scissor    [4]int32    // the canvas in output px: x, y, width, height
@@ -49,13 +50,13 @@ type worldFrame struct {
 	spheres    int        // then the spheres
 }
 
-// prepareWorld validates w and fills r.worldFrame and r.objects for a
-// canvas of canvasW×canvasH placed in the output by tf.
-func (r *Renderer) prepareWorld(w *scene.World, canvasW, canvasH int, tf transform, outW, outH int) error {
+// layoutWorld validates w and fills f.world and f.objects for a canvas of
+// canvasW×canvasH placed in the output by tf.
+func (f *frame) layoutWorld(w *scene.World, canvasW, canvasH int, tf transform, outW, outH int) error {
 	if err := validateWorld(w); err != nil {
 		return fmt.Errorf("gpu: Render: world: %w", err)
 	}
-	wf := &r.worldFrame
+	wf := &f.world
 	m := clipMatrix(w.Camera, canvasW, canvasH, tf, outW, outH)
 	for i, v := range m {
 		wf.viewProj[i] = float32(v)
@@ -83,7 +84,7 @@ func (r *Renderer) prepareWorld(w *scene.World, canvasW, canvasH int, tf transfo
 
 	// Cubes, then spheres: one instanced draw per mesh. Draw order only
 	// matters between translucent objects, which are not sorted anyway.
-	r.objects = r.objects[:0]
+	f.objects = f.objects[:0]
 	wf.cubes, wf.spheres = 0, 0
 	wf.opaque = g.Half <= 0 || g.Color.A >= 1 && g.LineColor.A >= 1
 	for _, shape := range [2]scene.Shape{scene.Cube, scene.Sphere} {
@@ -92,7 +93,7 @@ func (r *Renderer) prepareWorld(w *scene.World, canvasW, canvasH int, tf transfo
 			if o.Shape != shape || o.Color.A <= 0 {
 				continue // alpha 0 would show nothing but still hide what is behind
 			}
-			r.objects = appendObject(r.objects, o)
+			f.objects = appendObject(f.objects, o)
 			wf.opaque = wf.opaque && o.Color.A >= 1
 			if shape == scene.Cube {
 				wf.cubes++

@@ -1,25 +1,130 @@
-package gpu
+// Package egl creates headless OpenGL 3.3 core contexts through EGL, with no
+// window or surface (EGL_KHR_surfaceless_context). It is package gpu's only
+// platform: gpu sees a Context through a four-method interface
+// (MakeCurrent, GetProcAddress, Info, Release) and knows nothing of EGL.
+//
+// New tries the displays in order (see Platform* and New) and returns the
+// first that gives a context. A Context is used from one OS thread, the
+// thread that created it: EGL binds the rendering API and the current
+// context per thread.
+//
+// The cgo is in egl_cgo.go (one-line wrappers returning handles, ints and
+// bools); this file turns failures into Go errors with the EGL error code in
+// hex. Errors are not prefixed with a package name: package gpu wraps them.
+package egl
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
 )
 
-// platformEnv names the environment variable that forces an EGL platform.
-const platformEnv = "TRACEGRID_EGL_PLATFORM"
+// The platforms New may be restricted to.
+const (
+	PlatformAny         = ""            // devices, then surfaceless, then the default display
+	PlatformDevice      = "device"      // EGL_PLATFORM_DEVICE_EXT only
+	PlatformSurfaceless = "surfaceless" // EGL_PLATFORM_SURFACELESS_MESA only
+	platformDefault     = "default"     // eglGetDisplay(EGL_DEFAULT_DISPLAY)
+)
 
-// eglContext is an OpenGL 3.3 core context current on the GL thread, with
-// no surface. Only the GL thread touches it.
-type eglContext struct {
+// Context is an OpenGL 3.3 core context with no surface. New creates it;
+// MakeCurrent binds it to the calling thread; Release destroys it. All three
+// must run on the same OS thread.
+type Context struct {
 	display  _EGLDisplay
 	context  _EGLContext
 	platform string // "device", "surfaceless" or "default"
-	device   string // what the display runs on, for Info
+	device   string // what the display runs on
+}
+
+// New creates an OpenGL 3.3 core context on the best display that gives
+// one, best first: EGL devices without EGL_MESA_device_software (a real GPU,
+// NVIDIA's own driver first), then software devices, then Mesa's
+// surfaceless platform, then the default display. platform (PlatformAny,
+// PlatformDevice or PlatformSurfaceless) keeps one platform only. Each
+// candidate's context is made current once to prove it works, then
+// released: call MakeCurrent before drawing. The error lists why every
+// candidate failed.
+func New(platform string) (*Context, error) {
+	switch platform {
+	case PlatformAny, PlatformDevice, PlatformSurfaceless:
+	default:
+		return nil, fmt.Errorf("unknown EGL platform %q: want %q or %q (or any)", platform, PlatformDevice, PlatformSurfaceless)
+	}
+	cands, why := displayCandidates(platform)
+	for _, c := range cands {
+		ctx, err := tryDisplay(c)
+		if err == nil {
+			return ctx, nil
+		}
+		slog.Debug("gpu: EGL display rejected", "platform", c.platform, "device", c.device, "err", err)
+		why = append(why, c.platform+": "+err.Error())
+	}
+	// One line, every reason: which platform failed how is the whole story.
+	// The hint names the packages whose absence is the usual cause.
+	return nil, errors.New("no EGL display: " + strings.Join(why, "; ") +
+		" (without a GPU driver, Mesa's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe)")
+}
+
+// MakeCurrent binds c to the calling thread, with no surface: all drawing
+// goes to framebuffer objects.
+func (c *Context) MakeCurrent() error {
+	if c == nil || c.context == nil {
+		return errors.New("eglMakeCurrent: no context")
+	}
+	if !eglBindAPI(_EGL_OPENGL_API) { // per thread
+		return eglErrorf("eglBindAPI(EGL_OPENGL_API)")
+	}
+	if !eglMakeCurrent(c.display, c.context) {
+		return eglErrorf("eglMakeCurrent(EGL_NO_SURFACE)")
+	}
+	return nil
+}
+
+// GetProcAddress returns an OpenGL (or EGL) function's address, nil for
+// unknown names; for gl.InitWithProcAddrFunc.
+func (c *Context) GetProcAddress(name string) unsafe.Pointer { return eglGetProcAddress(name) }
+
+// Info says which platform the display is on ("device", "surfaceless" or
+// "default") and what it runs on: for a device, its renderer name, DRM node
+// and extensions (EGL_MESA_device_software there means llvmpipe); else the
+// EGL vendor and version.
+func (c *Context) Info() (platform, device string) {
+	if c == nil {
+		return "", ""
+	}
+	return c.platform, c.device
+}
+
+// Release unbinds c from the calling thread, destroys it, releases the
+// display (terminated with its last context) and the thread's EGL state.
+// It does every step and returns all failures; it is idempotent and safe on
+// nil.
+func (c *Context) Release() error {
+	if c == nil || c.context == nil {
+		return nil
+	}
+	var errs []error
+	if !eglReleaseCurrent(c.display) {
+		errs = append(errs, eglErrorf("eglMakeCurrent(EGL_NO_CONTEXT)"))
+	}
+	if !eglDestroyContext(c.display, c.context) {
+		errs = append(errs, eglErrorf("eglDestroyContext"))
+	}
+	c.context = nil
+	if err := displayRelease(c.display); err != nil {
+		errs = append(errs, err)
+	}
+	if !eglReleaseThread() {
+		errs = append(errs, eglErrorf("eglReleaseThread"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("closing EGL: %w", errors.Join(errs...))
+	}
+	return nil
 }
 
 // displayCandidate is one way to get an EGLDisplay, tried in order.
@@ -34,10 +139,10 @@ type displayCandidate struct {
 // error code.
 func eglErrorf(call string) error {
 	code := eglGetError()
-	return fmt.Errorf("%s failed (0x%04x %s)", call, code, eglErrorName(code))
+	return fmt.Errorf("%s failed (0x%04x %s)", call, code, errorName(code))
 }
 
-func eglErrorName(code int) string {
+func errorName(code int) string {
 	names := map[int]string{
 		0x3000: "EGL_SUCCESS", 0x3001: "EGL_NOT_INITIALIZED", 0x3002: "EGL_BAD_ACCESS",
 		0x3003: "EGL_BAD_ALLOC", 0x3004: "EGL_BAD_ATTRIBUTE", 0x3005: "EGL_BAD_CONFIG",
@@ -61,14 +166,12 @@ func hasExtension(list, ext string) bool {
 	return false
 }
 
-// displayCandidates lists the displays to try, best first: EGL devices
-// without EGL_MESA_device_software (a real GPU, NVIDIA's own driver first),
-// then software devices, then Mesa's surfaceless platform, then the default
-// display. force ("", "device" or "surfaceless") keeps one platform only.
-// why says, for the error message, why platforms were left out.
+// displayCandidates lists the displays to try, best first (see New).
+// force ("", "device" or "surfaceless") keeps one platform only. why says,
+// for the error message, why platforms were left out.
 func displayCandidates(force string) (cands []displayCandidate, why []string) {
 	client := eglQueryString(0, _EGL_EXTENSIONS) // EGL_NO_DISPLAY: client extensions
-	if force == "" || force == "device" {
+	if force == PlatformAny || force == PlatformDevice {
 		switch {
 		case !hasExtension(client, "EGL_EXT_platform_device"):
 			why = append(why, "device: EGL_EXT_platform_device not supported")
@@ -86,7 +189,7 @@ func displayCandidates(force string) (cands []displayCandidate, why []string) {
 			for i, dev := range devs {
 				exts, _ := eglQueryDeviceString(dev, _EGL_EXTENSIONS)
 				c := displayCandidate{
-					platform: "device",
+					platform: PlatformDevice,
 					device:   describeDevice(dev, exts),
 					get:      func() _EGLDisplay { return eglGetPlatformDisplay(_EGL_PLATFORM_DEVICE_EXT, unsafe.Pointer(dev)) },
 					getName:  fmt.Sprintf("eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, device %d)", i),
@@ -103,10 +206,10 @@ func displayCandidates(force string) (cands []displayCandidate, why []string) {
 			cands = append(append(append(cands, nv...), hw...), sw...)
 		}
 	}
-	if force == "" || force == "surfaceless" {
+	if force == PlatformAny || force == PlatformSurfaceless {
 		if hasExtension(client, "EGL_MESA_platform_surfaceless") {
 			cands = append(cands, displayCandidate{
-				platform: "surfaceless",
+				platform: PlatformSurfaceless,
 				get:      func() _EGLDisplay { return eglGetPlatformDisplay(_EGL_PLATFORM_SURFACELESS_MESA, nil) },
 				getName:  "eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA)",
 			})
@@ -114,9 +217,9 @@ func displayCandidates(force string) (cands []displayCandidate, why []string) {
 			why = append(why, "surfaceless: EGL_MESA_platform_surfaceless not supported")
 		}
 	}
-	if force == "" {
+	if force == PlatformAny {
 		cands = append(cands, displayCandidate{
-			platform: "default",
+			platform: platformDefault,
 			get:      eglGetDefaultDisplay,
 			getName:  "eglGetDisplay(EGL_DEFAULT_DISPLAY)",
 		})
@@ -144,33 +247,9 @@ func describeDevice(dev _EGLDevice, exts string) string {
 	return strings.Join(append(parts, strings.TrimSpace(exts)), "; ")
 }
 
-// openEGL creates an OpenGL 3.3 core context on the best display and makes
-// it current on the calling thread, which must be the GL thread.
-func openEGL() (*eglContext, error) {
-	force := os.Getenv(platformEnv)
-	switch force {
-	case "", "device", "surfaceless":
-	default:
-		return nil, fmt.Errorf("gpu: %s=%q: want \"device\" or \"surfaceless\" (or unset)", platformEnv, force)
-	}
-	cands, why := displayCandidates(force)
-	for _, c := range cands {
-		ctx, err := tryDisplay(c)
-		if err == nil {
-			return ctx, nil
-		}
-		slog.Debug("gpu: EGL display rejected", "platform", c.platform, "device", c.device, "err", err)
-		why = append(why, c.platform+": "+err.Error())
-	}
-	// One line, every reason: which platform failed how is the whole story.
-	// The hint names the packages whose absence is the usual cause.
-	return nil, errors.New("gpu: no EGL display: " + strings.Join(why, "; ") +
-		" (without a GPU driver, Mesa's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe)")
-}
-
-// tryDisplay initializes one candidate display and makes a context current
-// on it; on failure it undoes what it did.
-func tryDisplay(c displayCandidate) (_ *eglContext, err error) {
+// tryDisplay initializes one candidate display, creates a context on it
+// and proves it can be made current; on failure it undoes what it did.
+func tryDisplay(c displayCandidate) (_ *Context, err error) {
 	d := c.get()
 	if d == 0 {
 		return nil, eglErrorf(c.getName)
@@ -181,7 +260,7 @@ func tryDisplay(c displayCandidate) (_ *eglContext, err error) {
 	}
 	defer func() {
 		if err != nil {
-			displayRelease(d)
+			err = errors.Join(err, displayRelease(d))
 		}
 	}()
 	exts := eglQueryString(d, _EGL_EXTENSIONS)
@@ -207,8 +286,15 @@ func tryDisplay(c displayCandidate) (_ *eglContext, err error) {
 	if ctx == nil {
 		return nil, eglErrorf("eglCreateContext(OpenGL 3.3 core)")
 	}
+	// A context some drivers create but cannot bind is no context: prove
+	// it here, where the next candidate can still be tried.
 	if !eglMakeCurrent(d, ctx) {
 		err := eglErrorf("eglMakeCurrent(EGL_NO_SURFACE)")
+		eglDestroyContext(d, ctx)
+		return nil, err
+	}
+	if !eglReleaseCurrent(d) {
+		err := eglErrorf("eglMakeCurrent(EGL_NO_CONTEXT)")
 		eglDestroyContext(d, ctx)
 		return nil, err
 	}
@@ -216,7 +302,7 @@ func tryDisplay(c displayCandidate) (_ *eglContext, err error) {
 	if device == "" {
 		device = strings.TrimSpace(eglQueryString(d, _EGL_VENDOR) + " EGL " + eglQueryString(d, _EGL_VERSION))
 	}
-	return &eglContext{display: d, context: ctx, platform: c.platform, device: device}, nil
+	return &Context{display: d, context: ctx, platform: c.platform, device: device}, nil
 }
 
 // chooseConfig picks an RGB OpenGL config. We never create a surface, so
@@ -240,37 +326,10 @@ func chooseConfig(d _EGLDisplay, exts string) (_EGLConfig, error) {
 	return 0, eglErrorf("eglChooseConfig(OpenGL, RGB888)")
 }
 
-// close releases the context from the calling (GL) thread, destroys it and
-// releases the display. It returns the first failure but always does every
-// step.
-func (e *eglContext) close() error {
-	if e == nil || e.context == nil {
-		return nil
-	}
-	var errs []error
-	if !eglReleaseCurrent(e.display) {
-		errs = append(errs, eglErrorf("eglMakeCurrent(EGL_NO_CONTEXT)"))
-	}
-	if !eglDestroyContext(e.display, e.context) {
-		errs = append(errs, eglErrorf("eglDestroyContext"))
-	}
-	e.context = nil
-	if err := displayRelease(e.display); err != nil {
-		errs = append(errs, err)
-	}
-	if !eglReleaseThread() {
-		errs = append(errs, eglErrorf("eglReleaseThread"))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("gpu: closing EGL: %w", errors.Join(errs...))
-	}
-	return nil
-}
-
-// displays counts the renderers using each EGLDisplay. eglGetPlatformDisplay
+// displays counts the contexts using each EGLDisplay. eglGetPlatformDisplay
 // returns the same handle for the same device, and eglInitialize and
-// eglTerminate are not reference counted: without this, closing one
-// renderer would terminate the display under another.
+// eglTerminate are not reference counted: without this, releasing one
+// context would terminate the display under another.
 var displays = struct {
 	sync.Mutex
 	refs map[_EGLDisplay]int

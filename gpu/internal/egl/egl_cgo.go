@@ -1,6 +1,6 @@
-package gpu
+package egl
 
-// This file is the only cgo in package gpu: one-line wrappers over libEGL
+// This file is the only cgo under package gpu: one-line wrappers over libEGL
 // that return handles, ints and bools. Go errors are built one layer up, in
 // egl.go, from eglGetError.
 
