@@ -61,7 +61,7 @@ func newBlinking(c *Clip, rng *rand.Rand) domain {
 
 func (b *blinking) state(t float64, dl *DrawList) {
 	k := b.c.eventsBefore(t)
-	if k > 0 && t < b.c.times[k-1]+b.c.pulse {
+	if k > 0 && t < b.c.times[k-1]+b.c.pulse-timeEps {
 		dl.Items = append(dl.Items, b.onItem)
 		return
 	}

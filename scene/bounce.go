@@ -3,6 +3,7 @@ package scene
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 )
 
 // bounceBall is a ball in a box. Its centre moves in straight lines at
@@ -122,8 +123,10 @@ func (b *bounceBall) centre(t float64) vec {
 	case t >= ts[n-1]:
 		return lerp(b.contacts[n-1], b.rest1, (t-ts[n-1])/b.half)
 	}
-	// ts[k-1] <= t < ts[k]
-	k := b.c.eventsBefore(t)
+	// ts[k-1] <= t < ts[k], exactly: the motion is continuous, so a time
+	// a float's last bits from a contact is drawn a float's last bits from
+	// the wall (eventsBefore's tolerance is for states that switch).
+	k := sort.Search(n, func(i int) bool { return ts[i] > t })
 	if t == ts[k-1] {
 		return b.contacts[k-1]
 	}

@@ -260,9 +260,16 @@ func (c *Clip) Times() []float64 { return slices.Clone(c.times) }
 // its neighbour.
 func (c *Clip) ActiveSpan() (start, end float64) { return c.start, c.end }
 
-// eventsBefore returns how many events happened at or before t.
+// timeEps absorbs float error when a time is compared with an event time:
+// t_i = t_1 + (i−1)/F and the frame time k/fps can be the same instant and
+// differ in their last bits (12.666666666666668 and 380/30 =
+// 12.666666666666666), and then the frame at the event must show it.
+const timeEps = 1e-9
+
+// eventsBefore returns how many events happened at or before t (within
+// timeEps).
 func (c *Clip) eventsBefore(t float64) int {
-	return sort.Search(len(c.times), func(i int) bool { return c.times[i] > t })
+	return sort.Search(len(c.times), func(i int) bool { return c.times[i] > t+timeEps })
 }
 
 // State returns the draw list of the frame at time t (any real t; times

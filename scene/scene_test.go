@@ -307,3 +307,33 @@ func TestID(t *testing.T) {
 		t.Errorf("ID = %q", got)
 	}
 }
+
+// TestFrameAtEventShowsIt: when an event falls on a frame (t_1 always
+// does; later ones when (i−1)/F is a whole number of frames), that frame
+// shows the event although t_1 + (i−1)/F and k/fps may differ in their
+// last bits. blinking N=12, F=2.5, seed 0 at 30 fps has its ninth event at
+// 12.666666666666668 s, frame 380 (380/30 = 12.666666666666666 s).
+func TestFrameAtEventShowsIt(t *testing.T) {
+	for _, f := range []float64{0.5, 1, 1.5, 2, 2.5, 3, 4} {
+		for seed := range 4 {
+			c, err := New(Params{Domain: "blinking", N: 12, F: f, Seed: seed, Duration: 24, FPS: 30, Width: 64, Height: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ti := range c.Times() {
+				k := math.Round(ti * 30)
+				if math.Abs(ti*30-k) > 1e-6 {
+					continue // between frames
+				}
+				on := c.State(k / 30)
+				before := c.State((k - 1) / 30)
+				if reflect.DeepEqual(on.Items, before.Items) {
+					t.Errorf("F=%v seed %d: event %d at %.15f s: frame %v does not show it", f, seed, i+1, ti, k)
+				}
+				if got := c.eventsBefore(k / 30); got != i+1 {
+					t.Errorf("F=%v seed %d: eventsBefore(frame of event %d) = %d", f, seed, i+1, got)
+				}
+			}
+		}
+	}
+}

@@ -20,11 +20,11 @@ import (
 
 // evalFlags are the one-model shortcuts of `tracegrid eval`.
 type evalFlags struct {
-	config, manifest, db, baseURL, model, apiKeyEnv, name string
-	policies, prompts                                     []string
-	concurrency, repeats, maxImages                       int
-	dryRun, verbose                                       bool
-	maxUSD                                                float64
+	config, manifest, db, baseURL, model, apiKeyEnv, name, labels string
+	policies, prompts                                             []string
+	concurrency, repeats, maxImages                               int
+	dryRun, verbose                                               bool
+	maxUSD                                                        float64
 }
 
 func newEvalCmd() *cobra.Command {
@@ -56,15 +56,18 @@ study, manifest, a missing API key); 130 when interrupted.`,
 				return usageError{err}
 			}
 			log := logger(f.verbose)
+			// The dry run plans every trial: a plan the clips cannot have
+			// (fps:60 on a 30 fps clip, a sampling bound) is bad input found
+			// before anything is sent, not a failure halfway through.
+			clips, err := runner.ClipInfos(st)
+			if err != nil {
+				return err
+			}
+			es, err := st.DryRun(clips, set)
+			if err != nil {
+				return usageError{err}
+			}
 			if f.dryRun {
-				clips, err := runner.ClipInfos(st)
-				if err != nil {
-					return err
-				}
-				es, err := st.DryRun(clips, set)
-				if err != nil {
-					return usageError{err}
-				}
 				return study.WriteEstimates(os.Stdout, es)
 			}
 			// Every key before anything is opened: a missing one is bad input.
@@ -106,7 +109,7 @@ study, manifest, a missing API key); 130 when interrupted.`,
 			if sum.Total == 0 && err != nil {
 				return err // refused before it started (bad clips, the study's lock)
 			}
-			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed,
+			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed, "not_applicable", sum.NotApplicable,
 				"cost_usd", fmt.Sprintf("%.4f", sum.CostUSD), "study_spend_usd", fmt.Sprintf("%.4f", sum.PriorUSD+sum.CostUSD),
 				"elapsed", sum.Elapsed.Round(time.Millisecond), "db", st.DB)
 			switch {
@@ -133,6 +136,7 @@ study, manifest, a missing API key); 130 when interrupted.`,
 	fl.StringVar(&f.name, "study", "", "study name (default: from the config file, or \"cli\")")
 	fl.StringArrayVar(&f.policies, "policy", nil, "sampling policy (repeatable)")
 	fl.StringArrayVar(&f.prompts, "prompt", nil, "prompt template name (repeatable); conditions are policies × prompts")
+	fl.StringVar(&f.labels, "labels", "", "frame labels for every condition: time, position or none (default per policy: position for keyframes, shuffled:M and single:*, time otherwise)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight per model")
 	fl.IntVar(&f.repeats, "repeats", 0, "repetitions of every trial")
 	fl.IntVar(&f.maxImages, "max-images", 0, "images per request (0: unlimited)")
@@ -188,6 +192,11 @@ func (f evalFlags) study(cmd *cobra.Command) (*study.Study, error) {
 		}
 	}
 	st.SetDefaults()
+	if ch("labels") {
+		for i := range st.Conditions {
+			st.Conditions[i].Labels = f.labels
+		}
+	}
 	if err := st.Validate(); err != nil {
 		return nil, err
 	}

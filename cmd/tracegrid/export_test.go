@@ -27,7 +27,7 @@ func exportDB(t *testing.T) string {
 	defer db.Close()
 	three := 3
 	ok := results.Trial{
-		Key:    results.Key{Study: "main", Model: "ref", Clip: "bounce_ball-n3-f1.0-s0", Policy: "fps4", Prompt: "direct"},
+		Key:    results.Key{Study: "main", Model: "ref", Clip: "bounce_ball-n3-f1.0-s0", Policy: "fps4", Labels: "time", Prompt: "direct"},
 		Domain: "bounce_ball", N: 3, F: 1, Seed: 0, Trace: []byte(`{"schema":"tracegrid/trace/v1","n":3}`),
 		FrameTimes: []float64{0, 0.25}, Images: 2, ImageBytes: 5000, PromptHash: "h1",
 		Responses: []string{"Bounces at 1.0 s, 2.0 s, 3.0 s.\nFinal answer: 3"}, Count: &three, CountSource: "final_answer",

@@ -100,7 +100,7 @@ func exitCode(ctx context.Context, err error) int {
 		fmt.Fprintln(os.Stderr, "tracegrid: interrupted; finished work is kept, rerun to resume")
 		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, pipeline.ErrSpec), errors.Is(err, scene.ErrParams),
-		errors.Is(err, trace.ErrEvents), errors.Is(err, trace.ErrSchema), errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, trace.ErrInvalid), errors.Is(err, pipeline.ErrOtherPlan), errors.Is(err, fs.ErrNotExist),
 		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, sampling.ErrPolicy),
 		errors.Is(err, pipeline.ErrManifest), errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrNoAPIKey),
 		isCobraUsage(err):

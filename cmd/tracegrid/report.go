@@ -57,7 +57,9 @@ answer whose count could not be parsed is scored incorrect.`,
 			if err != nil {
 				return err
 			}
-			if err := r.Write(out); err != nil {
+			sheets := &caseSheets{}
+			defer sheets.Close()
+			if err := r.WriteWith(out, report.WriteOptions{Sheets: sheets}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %d trials (%d scored, %d failed) → %s\n",

@@ -42,7 +42,7 @@ func reportTrial(study, clip string, swap bool) results.Trial {
 	}
 	raw, _ := json.Marshal(tr)
 	n := 2
-	return results.Trial{Key: results.Key{Study: study, Model: "m", Clip: clip, Policy: "native:1", Prompt: "direct"},
+	return results.Trial{Key: results.Key{Study: study, Model: "m", Clip: clip, Policy: "native:1", Labels: "time", Prompt: "direct"},
 		Domain: tr.Domain, N: tr.N, F: tr.F, Trace: raw, Count: &n, Attempts: 1}
 }
 

@@ -153,7 +153,7 @@ Rerunning resumes: finished clips and trials are kept.`,
 				if err != nil && !errors.Is(err, runner.ErrBudget) {
 					return err
 				}
-				log.Info("evaluated", "trials", es.Total, "new", es.Done, "failed", es.Failed, "kept", es.Skipped, "elapsed", es.Elapsed.Round(time.Millisecond))
+				log.Info("evaluated", "trials", es.Total, "new", es.Done, "failed", es.Failed, "not_applicable", es.NotApplicable, "kept", es.Skipped, "elapsed", es.Elapsed.Round(time.Millisecond))
 			}
 
 			// 3. Report.
@@ -166,7 +166,7 @@ Rerunning resumes: finished clips and trials are kept.`,
 				return err
 			}
 			reportDir := filepath.Join(out, "report")
-			if err := rep.Write(reportDir); err != nil {
+			if err := rep.WriteWith(reportDir, report.WriteOptions{Sheets: sheetsWith(r)}); err != nil {
 				return err
 			}
 			log.Info("3/3 report", "trials", rep.Totals.Trials, "scored", rep.Totals.Scored, "failed", rep.Totals.Failed)

@@ -97,8 +97,14 @@
 // # Serving
 //
 // Handler serves the detector over HTTP: POST /v1/chat/completions, GET
-// /v1/models, OpenAI-style errors, bearer-token authentication, a body
-// limit, bounded concurrency with a bounded wait (429 and Retry-After
-// beyond it) and token usage counted as documented in usage.go. The
-// command `tracegrid serve` runs it.
+// /v1/models, OpenAI-style errors, bearer-token authentication checked
+// before routing on every /v1 path (401 for an unknown path without a
+// token), a body limit and a deadline on reading the whole body (408; the
+// body is read before an analysis slot is taken, so a slow client holds
+// none), bounded concurrency with a bounded wait (429 and Retry-After
+// beyond it) and token usage counted as documented in usage.go. Video parts
+// are accepted only as MP4/MOV or WebM/Matroska and demuxed from memory
+// with no libav protocol, so a playlist naming a local file reads nothing.
+// NewServer builds the http.Server with every limit; `tracegrid serve`
+// runs it (docs/limits.md).
 package perceiver

@@ -431,6 +431,22 @@ func TestPositionAndNoLabels(t *testing.T) {
 			if n := strings.Count(reply, "frame "); n < 3 || len(pr.Events) != 0 {
 				t.Errorf("%s %s labels=%s: %d frame references, %d timed events; want ≥ 3 and none:\n%s", domain, tc.policy, tc.labels, n, len(pr.Events), reply)
 			}
+			// With the trial's frame list, the frame references are
+			// times: under keyframes every event is found at its frame.
+			if tc.policy == "keyframes" {
+				var times []float64
+				pol, _ := sampling.Parse(tc.policy)
+				plan, _ := pol.Plan(sampling.Clip{ID: c.P.ID(), Duration: c.P.Duration, FPS: float64(c.P.FPS), Seed: c.P.Seed, Events: c.Times()})
+				times = plan.Times()
+				pw := parse.ParseWith(reply, parse.Options{Domain: domain, FrameTimes: times})
+				s, err := score.ScoreTrial(c.Trace(), pw.Count, score.FromParsed(pw.Events), score.RateTolerance)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.F1 != 1 {
+					t.Errorf("%s keyframes labels=%s: F1 %v with the frame list, want 1:\n%s", domain, tc.labels, s.F1, reply)
+				}
+			}
 		}
 	}
 }

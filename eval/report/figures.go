@@ -296,6 +296,15 @@ func (r *Report) heatmap(f Figure) (*plot.Plot, vg.Length, vg.Length) {
 		}
 		return fmt.Sprintf("%.2f", a), tc
 	}
+	// cellText is a cell's label, its colour and fill: the accuracy, or
+	// n/a on grey where the condition supplies no frames.
+	cellText := func(c SurfaceCell) (string, color.Color, color.Color) {
+		if c.NotApplicable {
+			return "n/a", color.RGBA{0x55, 0x55, 0x55, 0xff}, color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+		}
+		s, tc := text(c.Accuracy)
+		return s, tc, AccuracyColor(c.Accuracy)
+	}
 	if len(controls) > 0 {
 		x0 = 1.35
 		ticksX = append(ticksX, plot.Tick{Value: 0.5, Label: "0\n(control)"})
@@ -303,13 +312,13 @@ func (r *Report) heatmap(f Figure) (*plot.Plot, vg.Length, vg.Length) {
 			// One nominal-F control: frequency is inapplicable, so the cell
 			// spans the column.
 			c := controls[0]
-			s, tc := text(c.Accuracy)
-			g.cells = append(g.cells, gridCell{x0: 0, x1: 1, y0: 0, y1: float64(len(fs)), fill: AccuracyColor(c.Accuracy), text: s, textColor: tc})
+			s, tc, fill := cellText(c)
+			g.cells = append(g.cells, gridCell{x0: 0, x1: 1, y0: 0, y1: float64(len(fs)), fill: fill, text: s, textColor: tc})
 		} else {
 			for _, c := range controls {
 				j := rowOf(c.F)
-				s, tc := text(c.Accuracy)
-				g.cells = append(g.cells, gridCell{x0: 0, x1: 1, y0: float64(j), y1: float64(j + 1), fill: AccuracyColor(c.Accuracy), text: s, textColor: tc})
+				s, tc, fill := cellText(c)
+				g.cells = append(g.cells, gridCell{x0: 0, x1: 1, y0: float64(j), y1: float64(j + 1), fill: fill, text: s, textColor: tc})
 			}
 		}
 	}
@@ -326,9 +335,8 @@ func (r *Report) heatmap(f Figure) (*plot.Plot, vg.Length, vg.Length) {
 				col: i, row: j, fill: color.RGBA{0xee, 0xee, 0xee, 0xff}}
 			for _, c := range cells {
 				if c.N == n && rowOf(c.F) == j {
-					gc.fill = AccuracyColor(c.Accuracy)
-					gc.text, gc.textColor = text(c.Accuracy)
-					if lim, ok := limit[j]; ok && float64(n) <= lim {
+					gc.text, gc.textColor, gc.fill = cellText(c)
+					if lim, ok := limit[j]; ok && float64(n) <= lim && !c.NotApplicable {
 						gc.outline = true
 					}
 				}

@@ -156,7 +156,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg := htmlPage{Title: title}
 	pg.Meta = []string{
 		fmt.Sprintf("%d trials: %d scored, %d failed (excluded), %d answered but unparseable (scored incorrect)",
-			r.Totals.Trials, r.Totals.Scored, r.Totals.Failed, r.Totals.Unparseable),
+			r.Totals.Trials, r.Totals.Scored, r.Totals.Failed, r.Totals.Unparseable) + naNote(r.Totals.NotApplicable),
 		fmt.Sprintf("matching window δ: %s · reliability target τ = %s", r.ToleranceLabel, num(r.Tau)),
 	}
 	if !r.LastFinished.IsZero() {
@@ -313,6 +313,7 @@ func (r *Report) notes() []string {
 		"Displaced events: "+score.DisplacedRule,
 		"Ambiguous answers: a final answer that names two or more different counts as alternatives (\"12 or 13\", \"between 12 and 15\", \\boxed{12 or 13}) gives no count: it is unparseable (CountVideoBench §5.1), never its last number.",
 		"Outcome classes (the Cases section): "+score.OutcomeRule,
+		"n/a: a condition that supplies no frames for a clip — keyframes on an N = 0 control (no event, no frame) or on a static-object clip — is not applicable to it: no request is sent, nothing is paid, the trial is in no denominator, and the surface cell shows n/a (a 0 would read as a model that failed every control).",
 	)
 	for _, o := range score.AllOutcomes() {
 		out = append(out, string(o)+": "+o.Definition())
@@ -320,6 +321,14 @@ func (r *Report) notes() []string {
 	out = append(out, "Self-consistency: "+score.ConsistencyRule,
 		"Cases: up to "+itoa(CasesPerClass)+" trials per outcome class and model × condition, chosen deterministically (ordered by a hash of clip and repetition); each card shows exactly the frames the model was shown (true events outlined in red), the final reply with its parsed events highlighted (struck through: lines kept but not counted as events), and the alignment.")
 	return out
+}
+
+// naNote is the meta line's part about not-applicable trials.
+func naNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d not applicable (the condition gives no frames for the clip: never asked, in no denominator, n/a in the surfaces)", n)
 }
 
 // excludedRule says which reported lines are not events of their domain.

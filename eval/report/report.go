@@ -96,6 +96,10 @@ type Totals struct {
 	Scored      int `json:"scored"`
 	Failed      int `json:"failed"`
 	Unparseable int `json:"unparseable"`
+	// NotApplicable counts the trials whose condition supplies no frames
+	// for their clip (keyframes on an N = 0 control or an objects clip):
+	// never asked, in no denominator, shown as n/a.
+	NotApplicable int `json:"not_applicable"`
 }
 
 // SurfaceCell is one (N, F) cell of a capability surface (Eq. 1) for one
@@ -114,6 +118,10 @@ type SurfaceCell struct {
 	WilsonLo float64 `json:"wilson_lo"`
 	WilsonHi float64 `json:"wilson_hi"`
 	Reliable bool    `json:"reliable"` // accuracy ≥ τ
+	// NotApplicable marks a cell whose condition supplies no frames for
+	// its clips (keyframes on the N = 0 controls): no trial, shown as n/a,
+	// in no boundary or average.
+	NotApplicable bool `json:"not_applicable,omitempty"`
 }
 
 // Metrics are Table 1's columns (fractions, not percent).
@@ -541,12 +549,21 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 	failed := map[mcdKey][]*results.Trial{}
 	all := map[mcKey][]*results.Trial{}
 	views := map[string]*trace.Trace{} // objects clip → its trace
+	notApplicable := map[mcdKey][]*results.Trial{}
 	for i := range trials {
 		t := &trials[i]
 		cond := Condition{t.Policy, trialLabels(t), t.Prompt}
 		r.Totals.Trials++
 		if t.FinishedAt.After(r.LastFinished) {
 			r.LastFinished = t.FinishedAt
+		}
+		if t.ErrorKind == results.KindNotApplicable {
+			// Nothing was asked: out of every denominator, n/a in the
+			// surfaces.
+			r.Totals.NotApplicable++
+			k := mcdKey{t.Model, cond, t.Domain}
+			notApplicable[k] = append(notApplicable[k], t)
+			continue
 		}
 		all[mcKey{t.Model, cond}] = append(all[mcKey{t.Model, cond}], t)
 		if _, ok := t.Correct(); !ok {
@@ -615,6 +632,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 					continue
 				}
 				r.addSurface(k, ts, tau)
+				r.addNotApplicable(k, ts, notApplicable[k])
 				m := metricsOf(score.Summarize(ts))
 				macro = append(macro, m)
 				row := DomainRow{Model: k.model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: d, Metrics: m, Failed: len(f)}
@@ -918,6 +936,30 @@ func sortedKeys[V any](m map[mcdKey]V) []mcdKey {
 	return out
 }
 
+// addNotApplicable adds an n/a cell to a surface for every (N, F) whose
+// trials were all not applicable (keyframes on the N = 0 controls): the
+// heatmap shows "n/a" there instead of a blank or a 0.
+func (r *Report) addNotApplicable(k mcdKey, scored []score.Trial, na []*results.Trial) {
+	type nf struct {
+		n int
+		f float64
+	}
+	has := map[nf]bool{}
+	for _, t := range scored {
+		has[nf{t.N, t.F}] = true
+	}
+	added := map[nf]bool{}
+	for _, t := range na {
+		c := nf{t.N, t.F}
+		if has[c] || added[c] {
+			continue
+		}
+		added[c] = true
+		r.Surfaces = append(r.Surfaces, SurfaceCell{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain,
+			N: t.N, F: t.F, NotApplicable: true})
+	}
+}
+
 func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
 	cells := score.Surface(ts)
 	var positive []score.Cell
@@ -1103,4 +1145,9 @@ func maxBoundary(bs []BoundaryRow) score.Boundary {
 // trialLabels is the label mode a trial's frames were shown with; a trial
 // stored before label modes existed had every frame labelled with its
 // time.
-func trialLabels(t *results.Trial) string { return "time" }
+func trialLabels(t *results.Trial) string {
+	if t.Labels == "" {
+		return "time"
+	}
+	return t.Labels
+}

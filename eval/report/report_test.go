@@ -66,7 +66,7 @@ func newTrial(model string, c Condition, tr *trace.Trace, count *int, evs []pars
 	if err != nil {
 		panic(err)
 	}
-	return results.Trial{Key: results.Key{Study: "fx", Model: model, Clip: tr.ID, Policy: c.Policy, Prompt: c.Prompt},
+	return results.Trial{Key: results.Key{Study: "fx", Model: model, Clip: tr.ID, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt},
 		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Count: count, Events: evs, Attempts: 1,
 		Usage: results.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}, CostUSD: 0.001, LatencyMS: 1000}
 }
@@ -480,7 +480,7 @@ func TestSummaryKeys(t *testing.T) {
 func TestCSVTables(t *testing.T) {
 	r, dir := buildFixture(t)
 	want := map[string]string{
-		"surfaces.csv":           "model,policy,labels,prompt,domain,n,f,trials,correct,accuracy,wilson_lo,wilson_hi,reliable",
+		"surfaces.csv":           "model,policy,labels,prompt,domain,n,f,trials,correct,accuracy,wilson_lo,wilson_hi,reliable,not_applicable",
 		"table1_domains.csv":     "model,policy,labels,prompt,domain,trials,correct,em,em_lo,em_hi,eligible,vor,precision,recall,f1,acr,rfr,unparseable,failed",
 		"table4_wilson.csv":      "model,policy,labels,prompt,domain,correct,trials,accuracy,lo,hi",
 		"boundaries_count.csv":   "model,policy,labels,prompt,domain,tau,f,value,below,label",

@@ -56,10 +56,15 @@ func (r *Report) Tables() []Table {
 	mcd := []string{"model", "policy", "labels", "prompt", "domain"}
 	var ts []Table
 
-	t := Table{Name: "surfaces.csv", Header: cat(mcd, []string{"n", "f", "trials", "correct", "accuracy", "wilson_lo", "wilson_hi", "reliable"})}
+	t := Table{Name: "surfaces.csv", Header: cat(mcd, []string{"n", "f", "trials", "correct", "accuracy", "wilson_lo", "wilson_hi", "reliable", "not_applicable"})}
 	for _, c := range r.Surfaces {
+		if c.NotApplicable {
+			// No trial: every measure is empty, not 0.
+			t.Rows = append(t.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, c.Domain, itoa(c.N), f64(c.F), "0", "", "", "", "", "", "true"})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, c.Domain, itoa(c.N), f64(c.F), itoa(c.Trials), itoa(c.Correct),
-			f64(c.Accuracy), f64(c.WilsonLo), f64(c.WilsonHi), btoa(c.Reliable)})
+			f64(c.Accuracy), f64(c.WilsonLo), f64(c.WilsonHi), btoa(c.Reliable), "false"})
 	}
 	ts = append(ts, t)
 

@@ -143,11 +143,51 @@ func (db *DB) init(ctx context.Context) error {
 		}
 		return db.create(ctx)
 	}
+	if ver > 0 && ver < SchemaVersion && db.isStore(ctx) {
+		if err := db.upgradeOlder(ctx); err != nil {
+			return err
+		}
+		if ver, tables, err = db.inspect(ctx, db.sql); err != nil {
+			return err
+		}
+	}
 	if err := db.verify(ctx, db.sql, ver, tables); err != nil {
 		return err
 	}
 	if !db.readOnly {
 		return db.wal(ctx)
+	}
+	return nil
+}
+
+// isStore reports whether the meta table marks the file as a results
+// store (of any version).
+func (db *DB) isStore(ctx context.Context) bool {
+	var mark string
+	err := db.sql.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'format'").Scan(&mark)
+	return err == nil && mark == format
+}
+
+// upgradeOlder upgrades an older results store in place. A read-only
+// handle (reports, export) upgrades through a short-lived writable
+// connection, since it cannot read the old layout; where the file cannot
+// be written, the error says how to upgrade it.
+func (db *DB) upgradeOlder(ctx context.Context) error {
+	if !db.readOnly {
+		return db.upgrade(ctx)
+	}
+	abs, err := filepath.Abs(db.path)
+	if err != nil {
+		return fmt.Errorf("results: upgrade %s: %w", db.path, err)
+	}
+	w, err := sql.Open("sqlite", dsn(abs, "rwc"))
+	if err != nil {
+		return fmt.Errorf("results: upgrade %s: %w", db.path, err)
+	}
+	defer w.Close()
+	rw := &DB{path: db.path, sql: w}
+	if err := rw.upgrade(ctx); err != nil {
+		return fmt.Errorf("%w (the older schema is upgraded in place when the file is writable: open it once with a write access, e.g. copy it somewhere writable)", err)
 	}
 	return nil
 }
@@ -221,6 +261,7 @@ CREATE TABLE IF NOT EXISTS trials (
 	model             TEXT    NOT NULL,
 	clip              TEXT    NOT NULL,
 	policy            TEXT    NOT NULL,
+	labels            TEXT    NOT NULL,
 	prompt            TEXT    NOT NULL,
 	repeat            INTEGER NOT NULL CHECK (repeat >= 0),
 	domain            TEXT    NOT NULL,
@@ -246,7 +287,7 @@ CREATE TABLE IF NOT EXISTS trials (
 	error_kind        TEXT    NOT NULL,
 	attempts          INTEGER NOT NULL,
 	finished_at       TEXT,
-	PRIMARY KEY (study, model, clip, policy, prompt, repeat)
+	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)
 );
 `
 
@@ -324,19 +365,19 @@ func (db *DB) handle() (*sql.DB, error) {
 
 // String names a key in messages: study/model/clip/policy/prompt#repeat.
 func (k Key) String() string {
-	return k.Study + "/" + k.Model + "/" + k.Clip + "/" + k.Policy + "/" + k.Prompt + "#" + strconv.Itoa(k.Repeat)
+	return k.Study + "/" + k.Model + "/" + k.Clip + "/" + k.Policy + "/" + k.Labels + "/" + k.Prompt + "#" + strconv.Itoa(k.Repeat)
 }
 
 // keyColumns are the key's columns in Key's field order (Key.dest); the
 // primary key and every lookup by key use them.
-const keyColumns = "study, model, clip, policy, prompt, repeat"
+const keyColumns = "study, model, clip, policy, labels, prompt, repeat"
 
 // dest are pointers to the key's fields in keyColumns' order, for Scan.
 func (k *Key) dest() []any {
-	return []any{&k.Study, &k.Model, &k.Clip, &k.Policy, &k.Prompt, &k.Repeat}
+	return []any{&k.Study, &k.Model, &k.Clip, &k.Policy, &k.Labels, &k.Prompt, &k.Repeat}
 }
 
-const columns = `study, model, clip, policy, prompt, repeat, domain, n, f, seed, trace,
+const columns = `study, model, clip, policy, labels, prompt, repeat, domain, n, f, seed, trace,
 	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
 	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at`
 
@@ -344,11 +385,11 @@ var upsertSQL = func() string {
 	names := strings.Split(strings.Join(strings.Fields(columns), ""), ",")
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")
 	var set []string
-	for _, n := range names[6:] {
+	for _, n := range names[len(strings.Split(keyColumns, ",")):] {
 		set = append(set, n+" = excluded."+n)
 	}
 	return "INSERT INTO trials (" + columns + ") VALUES (" + marks + ")\n" +
-		"ON CONFLICT (study, model, clip, policy, prompt, repeat) DO UPDATE SET " + strings.Join(set, ", ")
+		"ON CONFLICT (" + keyColumns + ") DO UPDATE SET " + strings.Join(set, ", ")
 }()
 
 // Put stores the trial, replacing any row with the same key, in one
@@ -408,7 +449,7 @@ func (t *Trial) args() ([]any, error) {
 		count = *t.Count
 	}
 	return []any{
-		t.Study, t.Model, t.Clip, t.Policy, t.Prompt, t.Repeat, t.Domain, t.N, t.F, t.Seed, trace,
+		t.Study, t.Model, t.Clip, t.Policy, t.Labels, t.Prompt, t.Repeat, t.Domain, t.N, t.F, t.Seed, trace,
 		js[0], t.Images, t.ImageBytes, t.PromptHash, js[1], count, t.CountSource, js[2], js[3],
 		t.Usage.PromptTokens, t.Usage.CompletionTokens, t.Usage.TotalTokens, t.LatencyMS, t.CostUSD,
 		t.Error, t.ErrorKind, t.Attempts, finished,
@@ -425,10 +466,10 @@ func scanTrial(s scanner) (Trial, error) {
 		count                             sql.NullInt64
 		frameTimes, resp, evs, parseFlags string
 	)
-	err := s.Scan(&t.Study, &t.Model, &t.Clip, &t.Policy, &t.Prompt, &t.Repeat, &t.Domain, &t.N, &t.F, &t.Seed, &trace,
+	err := s.Scan(append(t.Key.dest(), &t.Domain, &t.N, &t.F, &t.Seed, &trace,
 		&frameTimes, &t.Images, &t.ImageBytes, &t.PromptHash, &resp, &count, &t.CountSource, &evs, &parseFlags,
 		&t.Usage.PromptTokens, &t.Usage.CompletionTokens, &t.Usage.TotalTokens, &t.LatencyMS, &t.CostUSD,
-		&t.Error, &t.ErrorKind, &t.Attempts, &finished)
+		&t.Error, &t.ErrorKind, &t.Attempts, &finished)...)
 	if err != nil {
 		return Trial{}, err
 	}
@@ -463,8 +504,8 @@ func (db *DB) Get(ctx context.Context, k Key) (t Trial, ok bool, err error) {
 	if err != nil {
 		return Trial{}, false, err
 	}
-	row := sdb.QueryRowContext(ctx, "SELECT "+columns+" FROM trials WHERE study = ? AND model = ? AND clip = ? AND policy = ? AND prompt = ? AND repeat = ?",
-		k.Study, k.Model, k.Clip, k.Policy, k.Prompt, k.Repeat)
+	row := sdb.QueryRowContext(ctx, "SELECT "+columns+" FROM trials WHERE study = ? AND model = ? AND clip = ? AND policy = ? AND labels = ? AND prompt = ? AND repeat = ?",
+		k.Study, k.Model, k.Clip, k.Policy, k.Labels, k.Prompt, k.Repeat)
 	t, err = scanTrial(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Trial{}, false, nil
@@ -528,7 +569,7 @@ func (db *DB) Trials(ctx context.Context, f Filter) ([]Trial, error) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY study, model, clip, policy, prompt, repeat"
+	q += " ORDER BY " + keyColumns
 	rows, err := sdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("results: read trials from %s: %w", db.path, err)

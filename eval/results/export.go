@@ -25,6 +25,7 @@ var exportColumns = []column{
 	{"model", func(t *Trial) any { return t.Model }},
 	{"clip", func(t *Trial) any { return t.Clip }},
 	{"policy", func(t *Trial) any { return t.Policy }},
+	{"labels", func(t *Trial) any { return t.Labels }},
 	{"prompt", func(t *Trial) any { return t.Prompt }},
 	{"repeat", func(t *Trial) any { return t.Repeat }},
 	{"domain", func(t *Trial) any { return t.Domain }},

@@ -38,7 +38,7 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 		t.Fatal(err)
 	}
 	common := map[string]string{
-		"study": `"s1"`, "clip": `"bounce_ball-n3-f1.5-s2"`, "policy": `"keyframes"`,
+		"study": `"s1"`, "clip": `"bounce_ball-n3-f1.5-s2"`, "policy": `"keyframes"`, "labels": `"time"`,
 		"prompt": `"multi_turn_verification"`, "repeat": `2`, "domain": `"bounce_ball"`, "n": `3`, "f": `1.5`, "seed": `2`,
 		"latency_ms": `2345`, "frame_times": `[2.4,2.5,2.6,1e-7]`, "images": `4`, "image_bytes": `1099511627776`,
 		"prompt_hash": `"sha256:abc"`,

@@ -18,17 +18,17 @@ func TestConnectionSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := db.Put(ctx, Trial{Key: Key{"s", "m", "c", "p", "q", 0}}); err != nil {
+	if err := db.Put(ctx, Trial{Key: Key{"s", "m", "c", "p", "time", "q", 0}}); err != nil {
 		t.Fatal(err)
 	}
-	for pragma, want := range map[string]string{"synchronous": "2", "journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "30000", "user_version": "1"} {
+	for pragma, want := range map[string]string{"synchronous": "2", "journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "30000", "user_version": "2"} {
 		var got string
 		if err := db.sql.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
 		}
 	}
 	// Lookups by study use the primary key's index.
-	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN SELECT "+columns+" FROM trials WHERE study = ? ORDER BY study, model, clip, policy, prompt, repeat", "s")
+	rows, err := db.sql.QueryContext(ctx, "EXPLAIN QUERY PLAN SELECT "+columns+" FROM trials WHERE study = ? ORDER BY "+keyColumns, "s")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,9 +137,12 @@ type Outcome struct {
 // Done reports whether a rerun skips the trial (Trial.Done's rule).
 func (o Outcome) Done() bool { return isDone(o.ErrorKind, o.Failed) }
 
-// Answered reports whether the trial has a reply to score: no error, or a
-// reply that failed to parse (KindParse).
-func (o Outcome) Answered() bool { return !o.Failed || o.ErrorKind == KindParse }
+// Answered reports whether the trial needs nothing more: a reply to score
+// (no error, or a reply that failed to parse, KindParse), or a condition
+// that does not apply to the clip (KindNotApplicable: nothing to ask).
+func (o Outcome) Answered() bool {
+	return !o.Failed || o.ErrorKind == KindParse || o.ErrorKind == KindNotApplicable
+}
 
 // Outcomes returns the outcome of every stored trial of study ("" means
 // every study), by key.

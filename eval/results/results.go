@@ -19,14 +19,14 @@
 // table):
 //
 //	meta(key TEXT PRIMARY KEY, value TEXT)   -- format = tracegrid-results, schema_version, created_at
-//	trials(study, model, clip, policy, prompt, repeat,   -- PRIMARY KEY, in this order
+//	trials(study, model, clip, policy, labels, prompt, repeat,   -- PRIMARY KEY, in this order
 //	       domain, n, f, seed, trace,                    -- the clip's truth; trace is its JSON
 //	       frame_times, images, image_bytes, prompt_hash, -- the request
 //	       responses, count, count_source, events, parse_flags,
 //	       prompt_tokens, completion_tokens, total_tokens,
 //	       latency_ms, cost_usd, error, error_kind, attempts, finished_at)
 //
-// Lists and events are JSON text (events as {"t","attrs","text"} objects);
+// Lists and events are JSON text (events as {"t","attrs","text","frame","running","excluded"} objects, the last three when set);
 // count is NULL when no answer was parsed; finished_at is RFC 3339 UTC text.
 // The primary key's index starts with study, so it serves lookups by study
 // and the export order without a second index. Other programs may read the
@@ -43,9 +43,10 @@ import (
 )
 
 // SchemaVersion is the layout of the tables this package writes and reads.
-// A database with another version is refused with ErrSchema, never migrated
-// silently.
-const SchemaVersion = 1
+// An older results store is upgraded in place when it is opened (see
+// migrations; the upgrade is one transaction, so a kill leaves the old
+// version whole); a newer one is refused with ErrSchema.
+const SchemaVersion = 2
 
 // format is the meta table's mark that a database is a results store.
 const format = "tracegrid-results"
@@ -70,6 +71,11 @@ const (
 	KindServer         = "server"          // 5xx or a broken connection: retried
 	KindTimeout        = "timeout"         // no reply in time: retried
 	KindBadUsage       = "bad_usage"       // the server reported impossible token usage (negative, above max_tokens or a ceiling): retried
+	// KindNotApplicable: the condition supplies no frames for this clip
+	// (keyframes on an N = 0 control or a static-object clip), so there
+	// was no request and nothing to answer: permanent, never sent, and
+	// kept out of every denominator of a report.
+	KindNotApplicable = "not_applicable"
 )
 
 // Key identifies a trial. Every string is non-empty and Repeat ≥ 0.
@@ -78,6 +84,10 @@ type Key struct {
 	Model  string // the model as the API names it
 	Clip   string // the clip ID (trace.Trace.ID)
 	Policy string // the sampling policy's name, e.g. "fps4", "keyframes"
+	// Labels is the frame label mode the images were shown with
+	// (chat.Labels: "time", "position" or "none"); trials of a version-1
+	// database, made before label modes, read back as "time".
+	Labels string
 	Prompt string // the prompt template's name, e.g. "direct"
 	Repeat int    // 0-based repetition of the same request
 }
@@ -134,7 +144,7 @@ func isDone(kind string, failed bool) bool {
 	switch kind {
 	case "":
 		return !failed
-	case KindInvalidRequest, KindParse:
+	case KindInvalidRequest, KindParse, KindNotApplicable:
 		return true
 	}
 	return false
@@ -160,9 +170,12 @@ type Filter struct {
 // event is the stored and exported form of a parse.Event, independent of
 // how package parse tags its type.
 type event struct {
-	T     float64           `json:"t"`
-	Attrs map[string]string `json:"attrs,omitempty"`
-	Text  string            `json:"text"`
+	T        float64           `json:"t"`
+	Attrs    map[string]string `json:"attrs,omitempty"`
+	Text     string            `json:"text"`
+	Frame    int               `json:"frame,omitempty"`
+	Running  *int              `json:"running,omitempty"`
+	Excluded string            `json:"excluded,omitempty"`
 }
 
 func toEvents(evs []parse.Event) []event {
@@ -171,7 +184,7 @@ func toEvents(evs []parse.Event) []event {
 	}
 	out := make([]event, len(evs))
 	for i, e := range evs {
-		out[i] = event{T: e.T, Attrs: e.Attrs, Text: e.Text}
+		out[i] = event{T: e.T, Attrs: e.Attrs, Text: e.Text, Frame: e.Frame, Running: e.Running, Excluded: e.Excluded}
 	}
 	return out
 }
@@ -182,7 +195,7 @@ func fromEvents(evs []event) []parse.Event {
 	}
 	out := make([]parse.Event, len(evs))
 	for i, e := range evs {
-		out[i] = parse.Event{T: e.T, Attrs: e.Attrs, Text: e.Text}
+		out[i] = parse.Event{T: e.T, Attrs: e.Attrs, Text: e.Text, Frame: e.Frame, Running: e.Running, Excluded: e.Excluded}
 	}
 	return out
 }
@@ -190,7 +203,7 @@ func fromEvents(evs []event) []parse.Event {
 // validate checks what the database cannot hold faithfully.
 func (t *Trial) validate() error {
 	k := t.Key
-	for _, f := range []struct{ name, v string }{{"study", k.Study}, {"model", k.Model}, {"clip", k.Clip}, {"policy", k.Policy}, {"prompt", k.Prompt}} {
+	for _, f := range []struct{ name, v string }{{"study", k.Study}, {"model", k.Model}, {"clip", k.Clip}, {"policy", k.Policy}, {"labels", k.Labels}, {"prompt", k.Prompt}} {
 		if f.v == "" {
 			return errors.New("empty " + f.name + " in key")
 		}

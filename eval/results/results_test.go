@@ -60,7 +60,7 @@ func sample(i int) results.Trial {
 	trace := fmt.Sprintf(`{"schema":"tracegrid/trace/v1","id":"clip-%05d","domain":"bounce_ball","n":3,"f":1.5,"seed":%d,"events":[{"t":3.2,"type":"wall_contact","before":"moving","after":"moving","count":1,"attrs":{"wall":"left"}}],"nuisance":{"pad":%q}}`,
 		i, i, strings.Repeat("x", 2000))
 	return results.Trial{
-		Key:         results.Key{Study: "kill", Model: "gpt-x", Clip: fmt.Sprintf("clip-%05d", i), Policy: "fps4", Prompt: "direct", Repeat: i % 3},
+		Key:         results.Key{Study: "kill", Model: "gpt-x", Clip: fmt.Sprintf("clip-%05d", i), Policy: "fps4", Labels: "time", Prompt: "direct", Repeat: i % 3},
 		Domain:      "bounce_ball",
 		N:           3,
 		F:           1.5,
@@ -89,7 +89,7 @@ func sample(i int) results.Trial {
 func full() results.Trial {
 	loc := time.FixedZone("CEST", 2*3600)
 	return results.Trial{
-		Key:         results.Key{Study: "s1", Model: "qwen2.5-vl", Clip: "bounce_ball-n3-f1.5-s2", Policy: "keyframes", Prompt: "multi_turn_verification", Repeat: 2},
+		Key:         results.Key{Study: "s1", Model: "qwen2.5-vl", Clip: "bounce_ball-n3-f1.5-s2", Policy: "keyframes", Labels: "time", Prompt: "multi_turn_verification", Repeat: 2},
 		Domain:      "bounce_ball",
 		N:           3,
 		F:           1.5,
@@ -166,7 +166,7 @@ func TestRoundTripEveryField(t *testing.T) {
 	}
 
 	// The zero outcome round-trips too: nil lists stay nil, a nil count stays nil.
-	zero := results.Trial{Key: results.Key{Study: "s1", Model: "m", Clip: "c", Policy: "p", Prompt: "q"}}
+	zero := results.Trial{Key: results.Key{Study: "s1", Model: "m", Clip: "c", Policy: "p", Labels: "time", Prompt: "q"}}
 	if err := db.Put(ctx, zero); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestTrialsOrderFilterStudies(t *testing.T) {
 			for _, c := range []string{"c2", "c10", "c1"} {
 				for r := 11; r >= 9; r-- {
 					tr := full()
-					tr.Key = results.Key{Study: s, Model: m, Clip: c, Policy: "fps1", Prompt: "direct", Repeat: r}
+					tr.Key = results.Key{Study: s, Model: m, Clip: c, Policy: "fps1", Labels: "time", Prompt: "direct", Repeat: r}
 					keys = append(keys, tr.Key)
 					if err := db.Put(ctx, tr); err != nil {
 						t.Fatal(err)
@@ -366,7 +366,7 @@ func TestOtherSchemaVersion(t *testing.T) {
 			t.Fatalf("%s: err = %v, want ErrSchema", name, err)
 		}
 		msg := err.Error()
-		for _, s := range []string{"schema version 7", "reads version 1", "newer tracegrid", path} {
+		for _, s := range []string{"schema version 7", "reads version 2", "newer tracegrid", path} {
 			if !strings.Contains(msg, s) {
 				t.Errorf("%s: message %q lacks %q", name, msg, s)
 			}

@@ -109,8 +109,9 @@ func TestObjectsClips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 clips × 5 conditions; keyframes fails twice without a request.
-	if sum.Total != 10 || sum.Done != 8 || sum.Failed != 2 || len(srv.requests) != 8 {
+	// 2 clips × 5 conditions; keyframes is not applicable twice, without a
+	// request.
+	if sum.Total != 10 || sum.Done != 8 || sum.NotApplicable != 2 || sum.Failed != 0 || len(srv.requests) != 8 {
 		t.Fatalf("summary %+v, %d requests", sum, len(srv.requests))
 	}
 	for _, rq := range srv.requests {
@@ -135,7 +136,7 @@ func TestObjectsClips(t *testing.T) {
 		}
 		switch tr.Policy {
 		case "keyframes":
-			if tr.ErrorKind != results.KindInvalidRequest || tr.Images != 0 || tr.Attempts != 0 || !tr.Done() ||
+			if tr.ErrorKind != results.KindNotApplicable || tr.Images != 0 || tr.Attempts != 0 || !tr.Done() ||
 				!strings.Contains(tr.Error, "policy keyframes:0.1 places frames at the true events, and objects clip "+tr.Clip+" has none") {
 				t.Errorf("%v: kind %q, error %q, %d images", tr.Key, tr.ErrorKind, tr.Error, tr.Images)
 			}
@@ -171,7 +172,8 @@ func TestObjectsClips(t *testing.T) {
 	}
 	// The report: one CountVideoBench row per answered condition, each of
 	// two trials with one right (N = 5) and one wrong (N = 7); the
-	// keyframes failures are listed; no event-domain table has a row.
+	// keyframes trials are not applicable, not failures; no event-domain
+	// table has a row.
 	rep, err := report.Build(trials, report.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +186,10 @@ func TestObjectsClips(t *testing.T) {
 			t.Errorf("%s · %s: %+v", c.Policy, c.Prompt, c.CountStats)
 		}
 	}
-	if len(rep.Failures) != 1 || rep.Failures[0].Policy != "keyframes" || rep.Failures[0].Failed != 2 {
-		t.Errorf("failures %+v", rep.Failures)
+	if len(rep.Failures) != 0 || rep.Totals.NotApplicable != 2 {
+		t.Errorf("failures %+v, %d not applicable; want none and 2 (keyframes on objects clips)", rep.Failures, rep.Totals.NotApplicable)
 	}
-	// A rerun sends nothing: the keyframes failures are permanent.
+	// A rerun sends nothing: not applicable is permanent.
 	n := len(srv.requests)
 	if sum, err := runStudy(t, context.Background(), st, db); err != nil || sum.Skipped != 10 || len(srv.requests) != n {
 		t.Errorf("rerun: %+v %v, %d requests", sum, err, len(srv.requests))

@@ -68,6 +68,9 @@ type Options struct {
 // Summary says what a run did.
 type Summary struct {
 	Total, Skipped, Done, Failed int
+	// NotApplicable counts the trials stored as not applicable (their
+	// condition gives no frames for the clip): never sent.
+	NotApplicable int
 	// CostUSD is the recorded cost of the trials this run stored; PriorUSD
 	// the study's recorded spend before it (earlier, resumed runs), which
 	// counts toward max_usd too.
@@ -128,7 +131,7 @@ type clipData struct {
 // trialKey is the results key of one trial; the one place a key is built
 // from a study's parts.
 func trialKey(st *study.Study, m study.Model, clip string, cond study.Condition, rep int) results.Key {
-	return results.Key{Study: st.Name, Model: m.Name, Clip: clip, Policy: cond.Policy, Prompt: cond.Prompt, Repeat: rep}
+	return results.Key{Study: st.Name, Model: m.Name, Clip: clip, Policy: cond.Policy, Labels: cond.WithDefaults().Labels, Prompt: cond.Prompt, Repeat: rep}
 }
 
 // condKey is k without its clip and repetition: the model × condition
@@ -654,13 +657,22 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 	}
 	if err != nil {
 		var ne notSentError
-		if !errors.As(err, &ne) {
+		var na notApplicableError
+		switch {
+		case errors.As(err, &na):
+			// The condition supplies no frames for this clip: nothing
+			// to ask, no request, no cost; kept out of every
+			// denominator of a report.
+			rec.Error, rec.ErrorKind = err.Error(), results.KindNotApplicable
+		case errors.As(err, &ne):
+			// The policy asks for more images than the model takes and
+			// the model refuses thinning: recorded as a permanent
+			// failure, not sent.
+			rec.Error, rec.ErrorKind = err.Error(), results.KindInvalidRequest
+		default:
 			return rec, false, err
 		}
-		// The policy asks for more images than the model takes and the
-		// model refuses thinning, or cannot sample this clip at all:
-		// recorded as a permanent failure, not sent.
-		rec.Error, rec.ErrorKind, rec.FinishedAt = err.Error(), results.KindInvalidRequest, time.Now().UTC()
+		rec.FinishedAt = time.Now().UTC()
 		return rec, true, r.store(ctx, rec)
 	}
 	msgs, err := tmpl.Build(in)
@@ -704,7 +716,9 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 	} else {
 		// The final reply is scored: the revised ledger in multi-turn
 		// verification, the only one otherwise.
-		p := parse.Parse(rec.Responses[len(rec.Responses)-1], t.clip.tr.Domain)
+		// Frame references ("frame 5") resolve to the shown frames'
+		// times (docs/scoring.md).
+		p := parse.ParseWith(rec.Responses[len(rec.Responses)-1], parse.Options{Domain: t.clip.tr.Domain, FrameTimes: rec.FrameTimes})
 		rec.Count, rec.CountSource, rec.Events, rec.ParseFlags = p.Count, p.CountSource, p.Events, p.Flags
 	}
 	rec.FinishedAt = time.Now().UTC()
@@ -765,9 +779,12 @@ func (r *run) store(ctx context.Context, rec results.Trial) error {
 		return fmt.Errorf("store trial %v: %w", rec.Key, err)
 	}
 	r.mu.Lock()
-	if rec.Error != "" {
+	switch {
+	case rec.ErrorKind == results.KindNotApplicable:
+		r.sum.NotApplicable++
+	case rec.Error != "":
 		r.sum.Failed++
-	} else {
+	default:
 		r.sum.Done++
 	}
 	r.sum.CostUSD += rec.CostUSD
@@ -777,15 +794,20 @@ func (r *run) store(ctx context.Context, rec results.Trial) error {
 }
 
 // notSentError is a trial the runner records as failed without sending
-// it: its plan exceeds the model's max_images under limit_mode refuse, or
-// its policy cannot sample the clip (keyframes on an objects clip).
+// it: its plan exceeds the model's max_images under limit_mode refuse.
 type notSentError struct{ error }
+
+// notApplicableError is a condition that supplies no frames for a clip
+// (keyframes on an N = 0 control or a static-object clip): recorded as
+// results.KindNotApplicable, never sent.
+type notApplicableError struct{ error }
 
 // input renders the condition's frames for the model (or attaches the
 // clip's video for native input to a video-capable model).
 func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input, sampling.Plan, int64, error) {
 	c := t.clip
-	in := prompts.Input{Domain: c.tr.Domain, Class: c.tr.Class, Duration: c.clip.P.Duration, Detail: m.Detail}
+	in := prompts.Input{Domain: c.tr.Domain, Class: c.tr.Class, Duration: c.clip.P.Duration, Detail: m.Detail,
+		Labels: chat.Labels(t.cond.WithDefaults().Labels)}
 	pol, err := sampling.Parse(t.cond.Policy)
 	if err != nil {
 		return in, sampling.Plan{}, 0, err
@@ -793,8 +815,8 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 	if c.tr.IsObjects() && study.EventPolicy(pol) {
 		// Keyframes centre frames on true events, and a static-object clip
 		// has none: it would show no frames while asking for N objects.
-		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notSentError{fmt.Errorf(
-			"policy %s places frames at the true events, and objects clip %s has none (CountVideoBench samples uniform:10)", pol, c.clip.P.ID())}
+		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notApplicableError{fmt.Errorf(
+			"not applicable: policy %s places frames at the true events, and objects clip %s has none (CountVideoBench samples uniform:10)", pol, c.clip.P.ID())}
 	}
 	if m.Video.Supported && isNative(t.cond.Policy) {
 		b, err := os.ReadFile(c.video)
@@ -809,6 +831,15 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 	plan, err := pol.Plan(sc)
 	if err != nil {
 		return in, plan, 0, err
+	}
+	if len(plan.Frames) == 0 {
+		// Keyframes on an N = 0 control: no event, no frame. Asking with
+		// no frames would score the control on a guess.
+		why := plan.Note
+		if why == "" {
+			why = "the policy gives no frames for this clip"
+		}
+		return in, plan, 0, notApplicableError{fmt.Errorf("not applicable: policy %s on clip %s: %s", pol, c.clip.P.ID(), why)}
 	}
 	capped, err := sampling.ApplyLimit(plan, m.MaxImages, m.LimitMode)
 	if err != nil {

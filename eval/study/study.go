@@ -29,6 +29,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 )
@@ -190,12 +191,40 @@ func seconds(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
 }
 
-// Condition is one sampling policy with one prompt.
+// Condition is one sampling policy with one prompt, its frames labelled
+// in one label mode.
 type Condition struct {
 	// Policy is a sampling policy string (sampling.Parse), e.g. "fps:4".
 	Policy string `yaml:"policy" json:"policy"`
+	// Labels is how each frame is introduced to the model (chat.Labels):
+	// "time" (its sample time), "position" (its place in the shown order
+	// only) or "none". Empty takes the policy's default (DefaultLabels):
+	// position where a time would reveal what the policy tests.
+	Labels string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// Prompt is a template name of the study's prompt set.
 	Prompt string `yaml:"prompt" json:"prompt"`
+}
+
+// DefaultLabels is the label mode of a policy that names none: position
+// for keyframes, shuffled:M and single:* (a frame's time would state the
+// event times, the true order or where the one frame lies:
+// sampling.TimesReveal), time for the rate policies, uniform:M and
+// adaptive:B (their times follow from the sampling rate, which the paper
+// also tells the model). An unparseable policy gets time; validation
+// reports the policy.
+func DefaultLabels(policy string) chat.Labels {
+	if p, err := sampling.Parse(policy); err == nil && sampling.TimesReveal(p) {
+		return chat.LabelsPosition
+	}
+	return chat.LabelsTime
+}
+
+// WithDefaults is c with its label mode filled in.
+func (c Condition) WithDefaults() Condition {
+	if c.Labels == "" {
+		c.Labels = string(DefaultLabels(c.Policy))
+	}
+	return c
 }
 
 // Decoding are the generation settings sent with every request.
@@ -423,6 +452,9 @@ func (s *Study) SetDefaults() {
 		}
 		s.Policies, s.PromptNames = nil, nil
 	}
+	for i := range s.Conditions {
+		s.Conditions[i] = s.Conditions[i].WithDefaults()
+	}
 }
 
 // withDefaults fills the zero parameters of the chosen rule.
@@ -557,13 +589,17 @@ func (s *Study) Validate() error {
 	}
 	seenCond := map[Condition]int{}
 	for i, c := range conds {
+		c = c.WithDefaults()
+		if _, err := chat.ParseLabels(c.Labels); err != nil {
+			bad("conditions[%d]: %v", i, err)
+		}
 		pol, err := sampling.Parse(c.Policy)
 		if err != nil {
 			bad("conditions[%d]: %v", i, err)
 		} else {
-			key := Condition{Policy: pol.String(), Prompt: c.Prompt}
+			key := Condition{Policy: pol.String(), Labels: c.Labels, Prompt: c.Prompt}
 			if j, ok := seenCond[key]; ok {
-				bad("conditions[%d]: policy %s with prompt %s repeats conditions[%d]", i, c.Policy, c.Prompt, j)
+				bad("conditions[%d]: policy %s with labels %s and prompt %s repeats conditions[%d]", i, c.Policy, c.Labels, c.Prompt, j)
 			} else {
 				seenCond[key] = i
 			}

@@ -1,0 +1,100 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// migrations[v] upgrades a results store from schema version v to v+1.
+// Each runs inside the transaction that also sets the new version, so a
+// kill during an upgrade leaves the old version whole.
+var migrations = map[int]string{
+	// 1 → 2: the frame label mode joins the key. Every trial stored before
+	// label modes existed showed each frame with its time, so it gets
+	// labels = 'time'. SQLite cannot change a primary key in place: the
+	// table is rebuilt.
+	1: `
+CREATE TABLE trials_v2 (
+	study             TEXT    NOT NULL,
+	model             TEXT    NOT NULL,
+	clip              TEXT    NOT NULL,
+	policy            TEXT    NOT NULL,
+	labels            TEXT    NOT NULL,
+	prompt            TEXT    NOT NULL,
+	repeat            INTEGER NOT NULL CHECK (repeat >= 0),
+	domain            TEXT    NOT NULL,
+	n                 INTEGER NOT NULL,
+	f                 REAL    NOT NULL,
+	seed              INTEGER NOT NULL,
+	trace             TEXT,
+	frame_times       TEXT    NOT NULL,
+	images            INTEGER NOT NULL,
+	image_bytes       INTEGER NOT NULL,
+	prompt_hash       TEXT    NOT NULL,
+	responses         TEXT    NOT NULL,
+	count             INTEGER,
+	count_source      TEXT    NOT NULL,
+	events            TEXT    NOT NULL,
+	parse_flags       TEXT    NOT NULL,
+	prompt_tokens     INTEGER NOT NULL,
+	completion_tokens INTEGER NOT NULL,
+	total_tokens      INTEGER NOT NULL,
+	latency_ms        INTEGER NOT NULL,
+	cost_usd          REAL    NOT NULL,
+	error             TEXT    NOT NULL,
+	error_kind        TEXT    NOT NULL,
+	attempts          INTEGER NOT NULL,
+	finished_at       TEXT,
+	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)
+);
+INSERT INTO trials_v2 SELECT study, model, clip, policy, 'time', prompt, repeat, domain, n, f, seed, trace,
+	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
+	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at
+	FROM trials;
+DROP TABLE trials;
+ALTER TABLE trials_v2 RENAME TO trials;
+`,
+}
+
+// upgrade brings an older results store to SchemaVersion in one write
+// transaction (BEGIN IMMEDIATE: another process upgrading the same file at
+// once waits, then finds it done).
+func (db *DB) upgrade(ctx context.Context) error {
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return db.wrap("upgrade", err)
+	}
+	defer tx.Rollback()
+	ver, tables, err := db.inspect(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if ver == SchemaVersion {
+		return db.verify(ctx, tx, ver, tables)
+	}
+	from := ver
+	for ; ver < SchemaVersion; ver++ {
+		sql, ok := migrations[ver]
+		if !ok {
+			return fmt.Errorf("%w: %s has schema version %d and no upgrade from it exists", ErrSchema, db.path, ver)
+		}
+		if _, err := tx.ExecContext(ctx, sql); err != nil {
+			return db.wrap(fmt.Sprintf("upgrade from schema version %d", ver), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = 'schema_version'", strconv.Itoa(SchemaVersion)); err != nil {
+		return db.wrap("upgrade", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+		"upgraded_from_"+strconv.Itoa(from), strconv.Itoa(SchemaVersion)); err != nil {
+		return db.wrap("upgrade", err)
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+		return db.wrap("upgrade", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return db.wrap("upgrade", err)
+	}
+	return nil
+}
