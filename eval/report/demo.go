@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tracegrid/tracegrid/eval/parse"
@@ -76,6 +77,19 @@ type demoCond struct {
 	domains        []string
 }
 
+// labels is the condition's frame label mode: the TOMATO frame conditions
+// (single, uniform and shuffled frames) share position labels, so that the
+// frame principles compare them under one mode; the rate conditions show
+// times.
+func (c demoCond) labels() string {
+	for _, p := range []string{"single:", "uniform:", "shuffled:"} {
+		if strings.HasPrefix(c.policy, p) {
+			return "position"
+		}
+	}
+	return "time"
+}
+
 // demoGrid is the paper's grid (§3.1).
 var (
 	demoCounts = []int{0, 1, 2, 3, 4, 5, 6, 8, 10, 12}
@@ -138,7 +152,7 @@ func demoRand(parts ...any) float64 {
 
 func (m demoModel) trial(c demoCond, tr *trace.Trace, finished time.Time) results.Trial {
 	raw, _ := json.Marshal(tr)
-	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: m.name, Clip: tr.ID, Policy: c.policy, Prompt: c.prompt},
+	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: m.name, Clip: tr.ID, Policy: c.policy, Labels: c.labels(), Prompt: c.prompt},
 		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Images: 24, ImageBytes: 24 * 40000,
 		Usage: results.Usage{PromptTokens: 6200, CompletionTokens: 180 + 40*tr.N}, LatencyMS: 2400 + int64(300*tr.N),
 		Attempts: 1, FinishedAt: finished}
@@ -251,7 +265,7 @@ func DemoObjectsTrials(perCount int) []results.Trial {
 
 func demoObjectsTrial(model string, tr *trace.Trace, raw []byte, finished time.Time) results.Trial {
 	const policy, prompt = "uniform:10", "countvideobench"
-	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: model, Clip: tr.ID, Policy: policy, Prompt: prompt},
+	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: model, Clip: tr.ID, Policy: policy, Labels: "time", Prompt: prompt},
 		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Images: 10, ImageBytes: 10 * 40000,
 		FrameTimes: []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5},
 		Usage:      results.Usage{PromptTokens: 4300, CompletionTokens: 18}, LatencyMS: 1800, Attempts: 1, FinishedAt: finished}
