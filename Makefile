@@ -69,3 +69,13 @@ report-check: build
 	rc=$$?; rm -rf $$profile; \
 	if [ $$rc != 0 ]; then cat $(REPORT_CHECK)/chromium.log; echo "report-check: chromium failed ($$rc)"; exit 1; fi
 	REPORT_SCREENSHOT=$(CURDIR)/$(REPORT_CHECK)/screenshot.png go test -count=1 -run '^TestScreenshot$$' -v ./eval/report/
+	# A small real study end to end, for the Cases section's contact sheets
+	# (cases.html) and the n/a keyframes controls.
+	./$(BIN) run --spec scripts/report-check.yaml --out $(REPORT_CHECK)/run
+	@profile=$$(mktemp -d) && \
+	timeout 120 chromium $(CHROMIUM_FLAGS) --user-data-dir=$$profile \
+		--screenshot=$(CURDIR)/$(REPORT_CHECK)/cases.png file://$(CURDIR)/$(REPORT_CHECK)/run/report/cases.html 2>$(REPORT_CHECK)/chromium-cases.log; \
+	rc=$$?; rm -rf $$profile; \
+	if [ $$rc != 0 ]; then cat $(REPORT_CHECK)/chromium-cases.log; echo "report-check: chromium failed ($$rc)"; exit 1; fi
+	REPORT_RUN_DIR=$(CURDIR)/$(REPORT_CHECK)/run/report REPORT_CASES_SCREENSHOT=$(CURDIR)/$(REPORT_CHECK)/cases.png \
+		go test -count=1 -run '^TestRunReportCases$$' -v ./eval/report/

@@ -181,7 +181,10 @@ func TestCasesWrittenWithSheets(t *testing.T) {
 	if len(sum.Cases) != len(r.Cases) {
 		t.Fatalf("summary lists %d cases, want %d", len(sum.Cases), len(r.Cases))
 	}
-	html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	html, _ := os.ReadFile(filepath.Join(dir, "cases.html"))
+	if index, _ := os.ReadFile(filepath.Join(dir, "index.html")); !strings.Contains(string(index), `href="cases.html"`) {
+		t.Errorf("index.html does not link cases.html")
+	}
 	for _, c := range sum.Cases {
 		for _, k := range []string{"class", "model", "clip", "policy", "prompt", "labels", "repeat", "sheet"} {
 			if _, ok := c[k]; !ok {
@@ -204,11 +207,11 @@ func TestCasesWrittenWithSheets(t *testing.T) {
 			t.Errorf("sheet file %s: %v %q", sheet, err, png)
 		}
 		if !strings.Contains(string(html), `src="`+sheet+`"`) {
-			t.Errorf("index.html does not show %s", sheet)
+			t.Errorf("cases.html does not show %s", sheet)
 		}
 	}
 	// The reply with its parsed events marked, the alignment as a table.
 	if !strings.Contains(string(html), "<mark>") || !strings.Contains(string(html), "Reported time (s)") || !strings.Contains(string(html), `id="cases"`) {
-		t.Errorf("index.html lacks the case cards' reply marks or alignment tables")
+		t.Errorf("cases.html lacks the case cards' reply marks or alignment tables")
 	}
 }

@@ -97,19 +97,20 @@ type htmlCVB struct {
 }
 
 type htmlPage struct {
-	Title    string
-	Meta     []string
-	Models   []htmlModel
-	CVB      *htmlCVB
-	Table2   htmlTable
-	Table8   htmlTable
-	Failures htmlTable
-	Failed   htmlTable
-	Cost     htmlTable
-	Paper1   htmlTable
-	PaperB   htmlTable
-	Cases    []htmlCaseGroup
-	Notes    []string
+	Title     string
+	Meta      []string
+	Models    []htmlModel
+	CVB       *htmlCVB
+	Table2    htmlTable
+	Table8    htmlTable
+	Failures  htmlTable
+	Failed    htmlTable
+	Cost      htmlTable
+	Paper1    htmlTable
+	PaperB    htmlTable
+	Cases     []htmlCaseGroup
+	CaseCount int
+	Notes     []string
 }
 
 // htmlCaseGroup is the Cases section's cards of one model × condition.
@@ -231,6 +232,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg.Cost = r.costTable()
 	pg.Paper1, pg.PaperB = r.paperTables()
 	pg.Cases = r.caseGroups()
+	pg.CaseCount = len(r.Cases)
 	pg.Notes = r.notes()
 	return pg
 }
@@ -379,10 +381,11 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 			if c.Prompt == b.Prompt {
 				visual = append(visual, c)
 			}
-			if c.Policy == b.Policy {
+			samePolicy := c.Policy == b.Policy && c.labels() == b.labels()
+			if samePolicy {
 				prompting = append(prompting, c)
 			}
-			if c.Prompt != b.Prompt && c.Policy != b.Policy {
+			if c.Prompt != b.Prompt && !samePolicy {
 				other = append(other, c)
 			}
 		}
@@ -401,8 +404,8 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 				}
 			}
 		}
-		family("Visual Evidence Family (prompt "+b.Prompt+")", visual, func(c Condition) string { return c.Policy })
-		family("Prompting and Reasoning Family (policy "+b.Policy+")", prompting, func(c Condition) string { return c.Prompt })
+		family("Visual Evidence Family (prompt "+b.Prompt+")", visual, func(c Condition) string { return c.Policy + " (" + c.labels() + " labels)" })
+		family("Prompting and Reasoning Family (policy "+b.Policy+", "+b.labels()+" labels)", prompting, func(c Condition) string { return c.Prompt })
 		family("Other Conditions", other, Condition.Label)
 	}
 	return t
@@ -678,6 +681,15 @@ func (r *Report) writeHTML(w io.Writer, images map[string][]byte) error {
 	return pageTemplate.Execute(w, r.page(images))
 }
 
+// writeCasesHTML writes cases.html, the Cases section's cards: a page of
+// its own beside index.html, because its contact sheets are files
+// (cases/*.png) rather than embedded images, and many.
+func (r *Report) writeCasesHTML(w io.Writer) error {
+	pg := r.page(nil)
+	pg.Title += " — cases"
+	return casesTemplate.Execute(w, pg)
+}
+
 // numeric tells whether a cell reads as a number (right-aligned): "12",
 // "47.9", "< 1", "−134 at 3", "$0.12", "–".
 func numeric(s string) bool {
@@ -694,44 +706,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font: 14px/1.45 "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1b1f24; margin: 0; background: #fafafa; }
-main { max-width: 1320px; margin: 0 auto; padding: 12px 28px 48px; background: #fff; }
-h1 { font-size: 24px; margin: 12px 0 4px; }
-h2 { font-size: 20px; margin: 36px 0 8px; padding-top: 8px; border-top: 3px solid #253494; }
-h3 { font-size: 16px; margin: 22px 0 6px; color: #253494; }
-h4 { font-size: 14px; margin: 12px 0 4px; }
-.meta { color: #555; margin: 0; }
-nav { margin: 10px 0; font-size: 13px; }
-nav a { margin-right: 14px; color: #1d5fa8; }
-p.envelope { background: #eef4fb; border-left: 4px solid #1d91c0; padding: 10px 14px; margin: 8px 0; max-width: 1100px; }
-.figs { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
-figure { margin: 0; }
-figure img { display: block; max-width: 100%; border: 1px solid #ddd; }
-figure.heat img { width: 408px; }
-figure.wide img { width: 620px; }
-figcaption { font-size: 12px; color: #444; margin-top: 2px; }
-table { border-collapse: collapse; margin: 6px 0 4px; font-size: 13px; }
-caption { caption-side: top; text-align: left; font-size: 12.5px; color: #333; padding-bottom: 4px; max-width: 1100px; }
-th, td { padding: 3px 9px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
-th { background: #f1f3f6; border-bottom: 2px solid #bbb; font-weight: 600; }
-th:first-child, td:first-child, td.t, th.t { text-align: left; }
-tr.section td { background: #e8ecf3; font-weight: 600; text-align: left; }
-tr.family td { background: #f6f7fa; font-style: italic; font-weight: 500; }
-tr.sum td { border-top: 1px solid #999; font-weight: 600; }
-tr.sel td { background: #fff8e0; }
-td.err { white-space: normal; text-align: left; max-width: 520px; }
-#cvb-cardinality th { white-space: normal; max-width: 150px; vertical-align: bottom; }
-.note { font-size: 12px; color: #666; margin: 0 0 10px; }
-.formula { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; margin: 2px 0; }
-ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
-div.case { border: 1px solid #ddd; padding: 6px 12px 10px; margin: 10px 0; }
-div.case h4 .cls { background: #253494; color: #fff; padding: 1px 6px; border-radius: 3px; font-size: 12px; margin-right: 6px; }
-img.sheet { display: block; max-width: 100%; border: 1px solid #ccc; margin: 4px 0; }
-div.casebody { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
-pre.reply { white-space: pre-wrap; font-size: 12px; max-width: 700px; background: #f7f7f9; padding: 8px; margin: 4px 0; }
-pre.reply mark { background: #ffe58a; }
-pre.reply del { color: #999; }
-</style>
+` + pageCSS + `</style>
 </head>
 <body>
 <main>
@@ -811,18 +786,79 @@ pre.reply del { color: #999; }
 {{template "table" .Cost}}
 
 <h2 id="cases">Cases</h2>
-{{if .Cases}}<p class="note">Example trials of every outcome class (low-frequency-trap Appendix F), up to three per model × condition, chosen deterministically. Class definitions are in the Definitions section.</p>
-{{range .Cases}}<h3>{{.Title}}</h3>
+{{if .Cases}}<p class="note">Example trials of every outcome class (low-frequency-trap Appendix F), up to three per model × condition, chosen deterministically: {{.CaseCount}} cards on <a href="cases.html">cases.html</a>, each with a contact sheet of exactly the frames the model was shown, its reply with the parsed events marked, and the alignment. Class definitions are in the Definitions section.</p>
+{{else}}<p class="note">No scored trial with events.</p>{{end}}
+
+<h2 id="notes">Definitions</h2>
+<ul class="notes">{{range .Notes}}<li>{{.}}</li>
+{{end}}</ul>
+</main>
+</body>
+</html>
+`))
+
+// pageCSS is the style sheet of index.html and cases.html, inline in both.
+const pageCSS = `body { font: 14px/1.45 "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1b1f24; margin: 0; background: #fafafa; }
+main { max-width: 1320px; margin: 0 auto; padding: 12px 28px 48px; background: #fff; }
+h1 { font-size: 24px; margin: 12px 0 4px; }
+h2 { font-size: 20px; margin: 36px 0 8px; padding-top: 8px; border-top: 3px solid #253494; }
+h3 { font-size: 16px; margin: 22px 0 6px; color: #253494; }
+h4 { font-size: 14px; margin: 12px 0 4px; }
+.meta { color: #555; margin: 0; }
+nav { margin: 10px 0; font-size: 13px; }
+nav a { margin-right: 14px; color: #1d5fa8; }
+p.envelope { background: #eef4fb; border-left: 4px solid #1d91c0; padding: 10px 14px; margin: 8px 0; max-width: 1100px; }
+.figs { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
+figure { margin: 0; }
+figure img { display: block; max-width: 100%; border: 1px solid #ddd; }
+figure.heat img { width: 408px; }
+figure.wide img { width: 620px; }
+figcaption { font-size: 12px; color: #444; margin-top: 2px; }
+table { border-collapse: collapse; margin: 6px 0 4px; font-size: 13px; }
+caption { caption-side: top; text-align: left; font-size: 12.5px; color: #333; padding-bottom: 4px; max-width: 1100px; }
+th, td { padding: 3px 9px; border-bottom: 1px solid #e3e3e3; text-align: right; white-space: nowrap; }
+th { background: #f1f3f6; border-bottom: 2px solid #bbb; font-weight: 600; }
+th:first-child, td:first-child, td.t, th.t { text-align: left; }
+tr.section td { background: #e8ecf3; font-weight: 600; text-align: left; }
+tr.family td { background: #f6f7fa; font-style: italic; font-weight: 500; }
+tr.sum td { border-top: 1px solid #999; font-weight: 600; }
+tr.sel td { background: #fff8e0; }
+td.err { white-space: normal; text-align: left; max-width: 520px; }
+#cvb-cardinality th { white-space: normal; max-width: 150px; vertical-align: bottom; }
+.note { font-size: 12px; color: #666; margin: 0 0 10px; }
+.formula { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; margin: 2px 0; }
+ul.notes { font-size: 12.5px; color: #333; max-width: 1100px; }
+div.case { border: 1px solid #ddd; padding: 6px 12px 10px; margin: 10px 0; }
+div.case h4 .cls { background: #253494; color: #fff; padding: 1px 6px; border-radius: 3px; font-size: 12px; margin-right: 6px; }
+img.sheet { display: block; max-width: 100%; border: 1px solid #ccc; margin: 4px 0; }
+div.casebody { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
+pre.reply { white-space: pre-wrap; font-size: 12px; max-width: 700px; background: #f7f7f9; padding: 8px; margin: 4px 0; }
+pre.reply mark { background: #ffe58a; }
+pre.reply del { color: #999; }
+`
+
+// casesTemplate is cases.html: the Cases section's cards.
+var casesTemplate = template.Must(template.Must(pageTemplate.Clone()).New("cases").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+` + pageCSS + `</style>
+</head>
+<body>
+<main>
+<h1 id="cases">{{.Title}}</h1>
+<p class="meta"><a href="index.html">← the report</a> · definitions of the classes: <a href="index.html#notes">Definitions</a></p>
+<p class="note">Example trials of every outcome class (low-frequency-trap Appendix F), up to three per model × condition, chosen deterministically (ordered by a hash of clip and repetition). Each card shows exactly the frames the model was shown (true events outlined in red), the final reply with its parsed events marked (struck through: lines kept but not counted as events) and the alignment.</p>
+{{range .Cases}}<h2>{{.Title}}</h2>
 {{range .Cards}}<div class="case"><h4><span class="cls">{{.Class}}</span> {{.Title}}</h4>
 <p class="note">{{.Definition}} {{.Facts}}</p>
 {{if .Sheet}}<img class="sheet" src="{{.Sheet}}" alt="{{.Sheet}}">{{else}}<p class="note">{{.SheetNote}}</p>{{end}}
 <div class="casebody"><pre class="reply">{{range .Reply}}{{if .Mark}}<mark>{{.Text}}</mark>{{else if .Excluded}}<del>{{.Text}}</del>{{else}}{{.Text}}{{end}}{{end}}</pre>
 {{template "table" .Alignment}}</div></div>
-{{end}}{{end}}{{else}}<p class="note">No scored trial with events.</p>{{end}}
-
-<h2 id="notes">Definitions</h2>
-<ul class="notes">{{range .Notes}}<li>{{.}}</li>
-{{end}}</ul>
+{{end}}{{else}}<p class="note">No scored trial with events.</p>{{end}}
 </main>
 </body>
 </html>

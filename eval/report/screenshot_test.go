@@ -1,8 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"image/png"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -68,4 +70,83 @@ func absDiff(a, b uint8) int {
 		return int(a - b)
 	}
 	return int(b - a)
+}
+
+// TestRunReportCases checks the report of the small end-to-end study make
+// report-check runs (REPORT_RUN_DIR: `tracegrid run --spec
+// scripts/report-check.yaml`) and a browser screenshot of its Cases page,
+// cases.html (REPORT_CASES_SCREENSHOT): the keyframes condition is
+// labelled by position with its controls n/a, every case card has a
+// contact sheet on disk, and the screenshot shows sheets (their dark
+// background) rather than a blank page.
+func TestRunReportCases(t *testing.T) {
+	dir, shot := os.Getenv("REPORT_RUN_DIR"), os.Getenv("REPORT_CASES_SCREENSHOT")
+	if dir == "" || shot == "" {
+		t.Skip("REPORT_RUN_DIR and REPORT_CASES_SCREENSHOT not set (make report-check sets them)")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Totals   Totals        `json:"totals"`
+		Surfaces []SurfaceCell `json:"surfaces"`
+		Cases    []Case        `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	na := 0
+	for _, c := range sum.Surfaces {
+		if c.Policy == "keyframes" && c.Labels != "position" {
+			t.Errorf("keyframes cell with %q labels", c.Labels)
+		}
+		if c.NotApplicable {
+			na++
+			if c.Policy != "keyframes" || c.N != 0 {
+				t.Errorf("n/a cell %+v", c)
+			}
+		}
+	}
+	if na == 0 || sum.Totals.NotApplicable == 0 {
+		t.Errorf("no n/a keyframes control (%d cells, %d trials)", na, sum.Totals.NotApplicable)
+	}
+	if len(sum.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range sum.Cases {
+		if c.Sheet == "" {
+			t.Errorf("case %s %s %s has no sheet", c.Class, c.Clip, c.Policy)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(c.Sheet))); err != nil {
+			t.Error(err)
+		}
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", shot, err)
+	}
+	bd := img.Bounds()
+	var dark, total int
+	for y := bd.Min.Y; y < bd.Max.Y; y += 2 {
+		for x := bd.Min.X; x < bd.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			total++
+			// The sheets' background (frames.sheetBG, 24 24 28) and the
+			// scenes' dark backgrounds.
+			if r>>8 < 60 && g>>8 < 60 && bl>>8 < 70 {
+				dark++
+			}
+		}
+	}
+	t.Logf("%s: %dx%d, %.1f%% dark (contact sheets)", shot, bd.Dx(), bd.Dy(), 100*float64(dark)/float64(total))
+	if dark < total/10 {
+		t.Errorf("only %d of %d sampled pixels are dark: the case sheets did not render", dark, total)
+	}
 }

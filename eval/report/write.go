@@ -21,9 +21,9 @@ type WriteOptions struct {
 func (r *Report) Write(dir string) error { return r.WriteWith(dir, WriteOptions{}) }
 
 // WriteWith renders the report into dir: figures/*.png, tables/*.csv,
-// cases/*.png (the case cards' contact sheets, when opt.Sheets is set),
-// summary.json and, last, index.html, which embeds every figure as a data
-// URI and links the case sheets beside it. Every file is written
+// cases.html with cases/*.png (the case cards and their contact sheets,
+// when opt.Sheets is set), summary.json and, last, index.html, which
+// embeds every figure as a data URI and needs no network to view. Every file is written
 // atomically (temporary file, fsync, rename), so a reader never sees a
 // partial file. A sheet that cannot be drawn is noted on its card, not an
 // error.
@@ -53,6 +53,9 @@ func (r *Report) WriteWith(dir string, opt WriteOptions) error {
 		}
 	}
 	if err := writeFile(filepath.Join(dir, "summary.json"), r.WriteJSON); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "cases.html"), r.writeCasesHTML); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "index.html"), func(w io.Writer) error { return r.writeHTML(w, images) })
