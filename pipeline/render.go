@@ -468,16 +468,31 @@ func verifyEntry(out string, e Entry, want RenderSettings) string {
 	if e.Frames != frameCount(want.Duration, want.FPS) {
 		return "frame count differs"
 	}
-	sum, err := fileSHA256(filepath.Join(out, filepath.FromSlash(e.Video)))
+	// The manifest's own paths, held inside the directory (a crafted
+	// manifest must not make a render hash or parse files elsewhere), and
+	// reasons that never quote a file's content.
+	manifest := filepath.Join(out, ManifestName)
+	if e.External {
+		return "an external entry is not a rendered clip"
+	}
+	video, err := e.VideoPath(manifest)
 	if err != nil {
-		return "video missing: " + err.Error()
+		return "video path: " + err.Error()
+	}
+	sum, err := fileSHA256(video)
+	if err != nil {
+		return "video missing"
 	}
 	if sum != e.SHA256 {
 		return "video hash mismatch"
 	}
-	tr, err := trace.Load(filepath.Join(out, filepath.FromSlash(e.Trace)))
+	tracePath, err := e.TracePath(manifest)
 	if err != nil {
-		return "trace unreadable: " + err.Error()
+		return "trace path: " + err.Error()
+	}
+	tr, err := trace.Load(tracePath)
+	if err != nil {
+		return "trace unreadable"
 	}
 	clip, err := scene.New(scene.Params{Domain: tr.Domain, N: tr.N, F: tr.F, Class: tr.Class, Seed: tr.Seed, Duration: want.Duration, FPS: want.FPS, Width: want.Width, Height: want.Height})
 	if err != nil {
