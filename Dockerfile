@@ -8,7 +8,7 @@
 #             too old), fetched from the Go module proxy and checked against
 #             a pinned SHA-256;
 #   build   — Debian 12 with the Makefile's DEB_PACKAGES (minus the test-
-#             and benchmark-only ones) and `make build` (GOFLAGS=-tags=egl);
+#             and benchmark-only ones) and `make build-headless` (GOFLAGS=-tags=egl);
 #   runtime — Debian 12 with the shared libraries the binary loads, Mesa
 #             (llvmpipe) for hosts without a GPU, and the glvnd EGL vendor
 #             file for NVIDIA's driver (mounted by the NVIDIA container
@@ -54,7 +54,7 @@ RUN --mount=type=secret,id=ca_bundle,required=false \
     rm -rf /tmp/go "$zip"; \
     /usr/local/go/bin/go version
 
-# --- build: make build ----------------------------------------------------------
+# --- build: make build-headless-------------------------------------------------------
 FROM debian:bookworm AS build
 # The Makefile's DEB_PACKAGES without chromium (the report screenshot test)
 # and ffmpeg (the CLI is the benchmark's reference, not used by tracegrid);
@@ -86,7 +86,7 @@ RUN --mount=type=cache,target=/root/go/pkg/mod \
     --mount=type=secret,id=ca_bundle,required=false \
     set -eu; \
     if [ -s /run/secrets/ca_bundle ]; then export SSL_CERT_FILE=/run/secrets/ca_bundle; fi; \
-    make build; \
+    make build-headless; \
     ./bin/tracegrid --help >/dev/null
 
 # --- runtime ---------------------------------------------------------------------

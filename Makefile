@@ -4,6 +4,10 @@ SHELL := /bin/bash
 # the same tag for build, test and vet, or go-gl is compiled twice.
 export GOFLAGS := -tags=egl
 BIN := bin/tracegrid
+# tracegrid-preview (docs/preview.md): a GLFW window over X11/GLX, a second
+# binary so that tracegrid itself never links GLFW; its tests run under Xvfb.
+PREVIEW_BIN := bin/tracegrid-preview
+PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 
 # Build and run: GL through EGL (Mesa's llvmpipe where there is no GPU
 # driver; libgl1-mesa-dri is only a Recommends, so it is named), libav and
@@ -12,13 +16,13 @@ BIN := bin/tracegrid
 # `tracegrid serve`).
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg chromium
+	libavfilter-dev libavdevice-dev ffmpeg chromium $(PREVIEW_PACKAGES)
 # Node is taken as found when `npm` is on PATH (machines often carry a
 # NodeSource build whose nodejs conflicts with Debian's npm package);
 # otherwise Debian's nodejs and npm are installed.
 NODE_PACKAGES := nodejs npm
 
-.PHONY: deps build test vet fmt bench demo clean
+.PHONY: deps build build-headless test vet fmt bench demo clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
@@ -30,7 +34,11 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all Debian packages present"; fi
 
-build:
+build: build-headless
+	go build -o $(PREVIEW_BIN) ./cmd/tracegrid-preview
+
+# build-headless builds tracegrid alone (the container image: EGL only, no X11).
+build-headless:
 	go build -o $(BIN) ./cmd/tracegrid
 
 vet:

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/asticode/go-astiav v0.16.0
 	github.com/go-gl/gl v0.0.0-20231021071112-07e5d0ea2e71
+	github.com/go-gl/glfw/v3.3/glfw v0.0.0-20260823155953-d41da22a9587
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2

@@ -1,6 +1,9 @@
 // Command tracegrid renders controlled event-counting clips with executable
-// ground-truth traces (and, in later stages, samples, evaluates and scores
-// models on them). The CLI is thin: flags → package calls.
+// ground-truth traces, turns them into frame streams, evaluates
+// video-language models on them over OpenAI-compatible APIs, and scores
+// and reports the replies (README, "Commands"). The CLI only parses flags
+// and calls packages — the main job (`run`) is job.Run — and owns what is
+// the user's: progress bars, printed paths and the exit codes below.
 package main
 
 import (
@@ -153,7 +156,7 @@ func newRoot() *cobra.Command {
 		Version:       pipeline.ToolVersion(),
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd())
+	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newPreviewCmd())
 	root.AddCommand(newBenchCmds()...)
 	usageArgs(root)
 	return root
