@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,32 +20,6 @@ import (
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
 )
-
-// framesFile is the index written beside the images.
-type framesFile struct {
-	Clip      string           `json:"clip,omitempty"`
-	Video     string           `json:"video,omitempty"`
-	Source    string           `json:"source"` // "scene" (rendered) or "video" (decoded)
-	Policy    string           `json:"policy"`
-	Format    string           `json:"format"`
-	Width     int              `json:"width"`
-	Height    int              `json:"height"`
-	Exact     bool             `json:"exact"`
-	Note      string           `json:"note,omitempty"`
-	Limit     *sampling.Limit  `json:"limit,omitempty"`
-	Events    []float64        `json:"events,omitempty"`
-	Frames    []framesFileItem `json:"frames"`
-	Sheet     string           `json:"sheet,omitempty"`
-	Generator string           `json:"tool_version"`
-}
-
-type framesFileItem struct {
-	Index     int     `json:"index"`
-	Position  int     `json:"position"`
-	T         float64 `json:"t"`
-	ClipFrame *int    `json:"clip_frame,omitempty"`
-	File      string  `json:"file"`
-}
 
 func newFramesCmd() *cobra.Command {
 	var (
@@ -102,7 +75,7 @@ Policies: ` + sampling.Policies,
 			if err != nil {
 				return usageError{err}
 			}
-			idx := framesFile{Policy: pol.String(), Format: string(imgFormat), Exact: exact, Generator: pipeline.ToolVersion()}
+			idx := frames.Index{Policy: pol.String(), Format: string(imgFormat), Exact: exact, Generator: pipeline.ToolVersion()}
 			var stream iter.Seq2[frames.Image, error]
 			var sheetOpt frames.SheetOptions
 			if video != "" {
@@ -148,40 +121,29 @@ Policies: ` + sampling.Policies,
 					sheetOpt.FrameSpan = 0
 				}
 			}
-			idx.Frames = []framesFileItem{}
+			dir := frames.NewDir(out, idx, false)
 			var kept []frames.Image
-			ext := map[string]string{"jpg": "jpg", "png": "png"}[string(imgFormat)]
 			for img, err := range stream {
 				if err != nil {
 					return err
 				}
-				name := fmt.Sprintf("%04d_t%09.4f.%s", img.Frame.Index, img.Frame.T, ext)
-				if err := writeRename(filepath.Join(out, name), img.Data); err != nil {
+				if err := dir.AddImage(img); err != nil {
 					return err
 				}
-				item := framesFileItem{Index: img.Frame.Index, Position: img.Frame.Position, T: img.Frame.T, File: name}
-				if img.ClipFrame >= 0 {
-					k := img.ClipFrame
-					item.ClipFrame = &k
-				}
-				idx.Frames = append(idx.Frames, item)
 				if sheet {
 					kept = append(kept, img)
 				}
 			}
 			if sheet && len(kept) > 0 {
-				idx.Sheet = "sheet.png"
-				if err := pipeline.WriteFileAtomic(filepath.Join(out, idx.Sheet), func(w io.Writer) error { return frames.WriteSheet(w, kept, sheetOpt) }); err != nil {
+				dir.Index.Sheet = "sheet.png"
+				if err := dir.WriteFile(dir.Index.Sheet, func(w io.Writer) error { return frames.WriteSheet(w, kept, sheetOpt) }); err != nil {
 					return err
 				}
 			}
-			if err := pipeline.WriteFileAtomic(filepath.Join(out, "frames.json"), func(w io.Writer) error {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(idx)
-			}); err != nil {
+			if _, err := dir.Close(); err != nil {
 				return err
 			}
+			idx = dir.Index
 			if idx.Note != "" {
 				fmt.Fprintln(os.Stderr, "note:", idx.Note)
 			}
@@ -237,20 +199,4 @@ func parseSize(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("--size %q: want WxH, even, 16–4096", s)
 	}
 	return w, h, nil
-}
-
-// writeRename writes a frame image through a temporary file and a rename,
-// so no reader sees half an image. Unlike the index (frames.json, written
-// last with an fsync) the images are not fsynced one by one: hundreds of
-// fsyncs would cost more than rendering them.
-func writeRename(path string, data []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
