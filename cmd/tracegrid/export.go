@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tracegrid/tracegrid/eval/results"
-	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 )
 
 func newExportCmd() *cobra.Command {
@@ -74,7 +74,7 @@ Columns, in order:
 				}
 				return bw.Flush()
 			}
-			if err := pipeline.WriteFileAtomic(out, func(w io.Writer) error { return write(w, trials) }); err != nil {
+			if err := fsutil.WriteFileAtomic(out, func(w io.Writer) error { return write(w, trials) }); err != nil {
 				return fmt.Errorf("export to %s: %w", out, err)
 			}
 			fmt.Fprintf(os.Stderr, "exported %d trials to %s\n", len(trials), out)

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 )
 
 // WriteOptions are what Write cannot make itself.
@@ -23,10 +23,10 @@ func (r *Report) Write(dir string) error { return r.WriteWith(dir, WriteOptions{
 // WriteWith renders the report into dir: figures/*.png, tables/*.csv,
 // cases.html with cases/*.png (the case cards and their contact sheets,
 // when opt.Sheets is set), summary.json and, last, index.html, which
-// embeds every figure as a data URI and needs no network to view. Every file is written
-// atomically (temporary file, fsync, rename), so a reader never sees a
-// partial file. A sheet that cannot be drawn is noted on its card, not an
-// error.
+// embeds every figure as a data URI and needs no network to view. Every
+// file is written atomically (fsutil.WriteFileAtomic: temporary file,
+// fsync, rename, directory fsync), so a reader never sees a partial file. A
+// sheet that cannot be drawn is noted on its card, not an error.
 func (r *Report) WriteWith(dir string, opt WriteOptions) error {
 	if err := r.writeSheets(dir, opt.Sheets); err != nil {
 		return err
@@ -99,7 +99,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
-	if err := pipeline.WriteFileAtomic(path, write); err != nil {
+	if err := fsutil.WriteFileAtomic(path, write); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
 	// The temporary file was private (0600); a report is for sharing.

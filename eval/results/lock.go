@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 )
 
 // ErrBusy is wrapped by LockStudy's error when another process (or another
@@ -21,8 +22,7 @@ var ErrBusy = errors.New("results: study is being evaluated by another process")
 // (LockStudy). Release it with Unlock; the kernel releases it when the
 // holding process dies, however it dies.
 type StudyLock struct {
-	f    *os.File
-	path string
+	l *fsutil.Lock
 }
 
 // LockPath is the lock file of a study beside a database file:
@@ -63,25 +63,23 @@ func (db *DB) LockStudy(study string) (*StudyLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: lock study %q in %s: %w", study, db.path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+	l, err := fsutil.TryLock(path)
+	var le *fsutil.LockError
+	switch {
+	case errors.Is(err, fsutil.ErrLocked):
+		return nil, fmt.Errorf("%w: study %q in %s is held by %s (lock file %s); wait for that run to end, or evaluate into another database or under another study name",
+			ErrBusy, study, db.path, readHolder(path), path)
+	case errors.As(err, &le):
+		return nil, fmt.Errorf("results: lock study %q with %s: %w (the filesystem must support flock)", study, path, le.Err)
+	case err != nil:
 		return nil, fmt.Errorf("results: lock study %q: %w", study, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder := readHolder(f)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: study %q in %s is held by %s (lock file %s); wait for that run to end, or evaluate into another database or under another study name",
-				ErrBusy, study, db.path, holder, path)
-		}
-		return nil, fmt.Errorf("results: lock study %q with %s: %w (the filesystem must support flock)", study, path, err)
 	}
 	host, _ := os.Hostname()
 	info := fmt.Sprintf("pid %d on %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-	if err := f.Truncate(0); err == nil {
+	if f := l.File(); f.Truncate(0) == nil {
 		_, _ = f.WriteAt([]byte(info), 0) // informative only: the flock is the lock
 	}
-	return &StudyLock{f: f, path: path}, nil
+	return &StudyLock{l: l}, nil
 }
 
 // Path is the lock file.
@@ -89,30 +87,30 @@ func (l *StudyLock) Path() string {
 	if l == nil {
 		return ""
 	}
-	return l.path
+	return l.l.Path()
 }
 
 // Unlock releases the lock. It is nil-safe and idempotent.
 func (l *StudyLock) Unlock() error {
-	if l == nil || l.f == nil {
+	if l == nil || l.l.File() == nil {
 		return nil
 	}
-	_ = l.f.Truncate(0)
-	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	l.f = nil
-	if err != nil {
-		return fmt.Errorf("results: unlock %s: %w", l.path, err)
+	_ = l.l.File().Truncate(0)
+	if err := l.l.Unlock(); err != nil {
+		return fmt.Errorf("results: %w", err)
 	}
 	return nil
 }
 
 // readHolder is the holder's note from the lock file (printable text, at
-// most 200 bytes), or a generic name when it has none yet.
-func readHolder(f *os.File) string {
-	b, _ := io.ReadAll(io.LimitReader(io.NewSectionReader(f, 0, 200), 200))
+// most 200 bytes), or a generic name when it has none yet (or the file
+// cannot be read).
+func readHolder(path string) string {
+	var b []byte
+	if f, err := os.Open(path); err == nil {
+		b, _ = io.ReadAll(io.LimitReader(f, 200))
+		f.Close()
+	}
 	s := strings.TrimSpace(strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
 			return r
