@@ -23,7 +23,7 @@ type blinking struct {
 	offItem Item
 }
 
-func newBlinking(c *Clip, rng *rand.Rand) domain {
+func newBlinking(c *Clip, rng *rand.Rand) scenery {
 	p := c.P
 	w, h := float64(p.Width), float64(p.Height)
 	s := math.Min(w, h)

@@ -31,7 +31,7 @@ func lerp(a, b vec, u float64) vec { return vec{a.x + (b.x-a.x)*u, a.y + (b.y-a.
 // Wall names, in clockwise order.
 var walls = []string{"top", "right", "bottom", "left"}
 
-func newBounceBall(c *Clip, rng *rand.Rand) domain {
+func newBounceBall(c *Clip, rng *rand.Rand) scenery {
 	p := c.P
 	w, h := float64(p.Width), float64(p.Height)
 	s := math.Min(w, h)

@@ -22,8 +22,6 @@ import (
 // 2,600-clip grid, the share of clips in which some object leaves the view
 // and the mean number that do are near the paper's 83.0 % and 3.29.
 const (
-	ObjectsDomain = "objects"
-
 	objectSize   = 1.0 // cube edge, sphere diameter (world units)
 	objectMinGap = 1.6 // centre distance: > √2 (two cubes at any yaw)
 	regionHalf50 = 8.0 // placement square half side up to 50 objects
@@ -84,18 +82,42 @@ const (
 	CountVideoBenchHeight   = 1080
 )
 
+// objectsDomain registers the objects domain: its own parameters (a
+// class, F = 0), id and trace section, and a 3-D scene. What it supports
+// in the evaluation is declared in package domain (domain.Objects).
+var objectsDomain = registration{
+	check: Params.validateObjects,
+	id:    objectsID,
+	build: func(c *Clip) (scenery, error) {
+		obj, err := newObjects(c)
+		if err != nil {
+			return nil, err
+		}
+		c.states = []string{""}
+		return obj, nil
+	},
+	truth: func(c *Clip, tr *trace.Trace) {
+		tr.Class = c.P.Class
+		o := c.dom.(*objectsScene).world
+		tr.Objects = &o
+	},
+	world: true,
+}
+
+// objectsID is `objects_N<nn>_<shape>-<colour>_s<seed>`.
+func objectsID(p Params) string {
+	return fmt.Sprintf("%s_N%02d_%s_s%02d", p.Domain, p.N, p.Class, p.Seed)
+}
+
 func (p Params) validateObjects() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, args...))
-	}
 	if _, _, err := SplitClass(p.Class); err != nil {
-		return bad("%v", err)
+		return badParams("%v", err)
 	}
 	if p.N < 1 || p.N > MaxObjects {
-		return bad("objects: N=%d out of range [1, %d]", p.N, MaxObjects)
+		return badParams("objects: N=%d out of range [1, %d]", p.N, MaxObjects)
 	}
 	if p.F != 0 {
-		return bad("objects: the domain has no events, so F must be 0, got %v", p.F)
+		return badParams("objects: the domain has no events, so F must be 0, got %v", p.F)
 	}
 	return nil
 }
@@ -118,7 +140,9 @@ func regionHalf(n int) float64 {
 }
 
 // newObjects builds the clip: placement, then a camera path redrawn until
-// every object is in view in some frame.
+// every object is in view in some frame. Its errors name the clip by
+// objectsID, not p.ID(), which reads the registry this function is part
+// of.
 func newObjects(c *Clip) (*objectsScene, error) {
 	p := c.P
 	shape, color, _ := SplitClass(p.Class)
@@ -127,7 +151,7 @@ func newObjects(c *Clip) (*objectsScene, error) {
 	o := trace.Objects{Shape: shape, Color: color, RegionHalf: half, MinDistance: objectMinGap}
 	centers, err := place(rng, p.N, half, objectMinGap)
 	if err != nil {
-		return nil, fmt.Errorf("clip %s: %w", p.ID(), err)
+		return nil, fmt.Errorf("clip %s: %w", objectsID(p), err)
 	}
 	s := &objectsScene{}
 	s.base = World{
@@ -156,7 +180,7 @@ func newObjects(c *Clip) (*objectsScene, error) {
 	aspect := float64(p.Width) / float64(p.Height)
 	for try := 0; ; try++ {
 		if try == 1000 {
-			return nil, fmt.Errorf("clip %s: no camera path in 1000 draws shows every object", p.ID())
+			return nil, fmt.Errorf("clip %s: no camera path in 1000 draws shows every object", objectsID(p))
 		}
 		o.Camera.Keys = o.Camera.Keys[:0]
 		for k := range cameraKeys {

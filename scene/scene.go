@@ -15,18 +15,27 @@
 // trajectory style, initial state, orientation and the start-delay fraction,
 // so seed s of every cell of a domain looks alike and only the temporal
 // demand changes across the grid.
+//
+// Domains. Every domain with a scene registers itself the same way (a
+// registration: its own parameter checks, clip id, builder and trace
+// section): the event domains through eventDomain, objects through
+// objectsDomain. What a domain supports beyond drawing (count-only
+// scoring, its prompt, policies, single:best, view statistics) is declared
+// in package domain, which scene and the evaluation both read.
 package scene
 
 import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -57,36 +66,73 @@ const (
 // ErrParams is wrapped by every parameter error.
 var ErrParams = errors.New("invalid clip parameters")
 
-// domain is one kind of scene.
-type domain interface {
-	// state appends the items of the frame at time t to dl.Items.
+// scenery is one domain's scene, built for one clip by its registration.
+type scenery interface {
+	// state appends the items of the frame at time t to dl.Items (and
+	// fills dl.World for a 3-D scene).
 	state(t float64, dl *DrawList)
 }
 
-type domainInfo struct {
-	eventType string
-	// build draws the nuisance for a seed and fills in the events' states.
-	build func(c *Clip, rng *rand.Rand) domain
+// registration is how a domain plugs into the scene. Every domain whose
+// domain.Spec has Scene set registers one (a test checks); what it
+// supports beyond drawing (scoring, prompts, policies, reports) is
+// declared in package domain, never tested here by name.
+type registration struct {
+	// check validates the domain's own parameters (count, frequency,
+	// class) before the ranges every clip shares; fits validates what
+	// depends on both (an event schedule that fits the clip and its frame
+	// rate). fits may be nil.
+	check, fits func(p Params) error
+	// id writes the clip id.
+	id func(p Params) string
+	// build draws the nuisance for the clip's seed and returns its scene.
+	build func(c *Clip) (scenery, error)
+	// truth fills the domain's part of the clip's trace (its events or
+	// its objects).
+	truth func(c *Clip, tr *trace.Trace)
+	// world says the scene is a 3-D world (DrawList.World); the other
+	// scenes draw 2-D items only.
+	world bool
 }
 
-var domains = map[string]domainInfo{
-	"bounce_ball":   {eventType: "wall_contact", build: newBounceBall},
-	"blinking":      {eventType: "pulse_on", build: newBlinking},
-	"state_machine": {eventType: "transition", build: newStateMachine},
+// domains are the registered scenes by domain name.
+var domains = map[string]registration{
+	domain.BounceBall:   eventDomain(newBounceBall),
+	domain.Blinking:     eventDomain(newBlinking),
+	domain.StateMachine: eventDomain(newStateMachine),
+	domain.Objects:      objectsDomain,
 }
 
-// AllDomains lists every domain: the event domains, then objects.
-func AllDomains() []string { return append(Domains(), ObjectsDomain) }
+// ObjectsDomain is the static-object domain (CountVideoBench), the same
+// name as domain.Objects.
+const ObjectsDomain = domain.Objects
+
+// AllDomains lists every domain: the event domains, then the others
+// (objects).
+func AllDomains() []string {
+	var others []string
+	for _, n := range sortedDomains() {
+		if !isEvent(n) {
+			others = append(others, n)
+		}
+	}
+	return append(Domains(), others...)
+}
 
 // Domains lists the event domains (low-frequency-trap) in a fixed order.
 func Domains() []string {
-	names := make([]string, 0, len(domains))
-	for n := range domains {
-		names = append(names, n)
+	var names []string
+	for _, n := range sortedDomains() {
+		if isEvent(n) {
+			names = append(names, n)
+		}
 	}
-	slices.Sort(names)
 	return names
 }
+
+func sortedDomains() []string { return slices.Sorted(maps.Keys(domains)) }
+
+func isEvent(name string) bool { return domain.Of(name).Truth == domain.TruthEvents }
 
 // FormatF writes a frequency the way clip ids do: at least one decimal
 // ("1.5", "2.0"), more only when needed ("0.25"), so distinct values never
@@ -102,67 +148,50 @@ func FormatF(f float64) string {
 // ID is the clip id `<domain>_N<nn>_F<f.f>_s<seed>`, e.g. bounce_ball_N08_F1.5_s03,
 // or for the objects domain `objects_N<nn>_<shape>-<colour>_s<seed>`.
 func (p Params) ID() string {
-	if p.Domain == ObjectsDomain {
-		return fmt.Sprintf("%s_N%02d_%s_s%02d", p.Domain, p.N, p.Class, p.Seed)
+	if r, ok := domains[p.Domain]; ok {
+		return r.id(p)
 	}
-	return fmt.Sprintf("%s_N%02d_F%s_s%02d", p.Domain, p.N, FormatF(p.F), p.Seed)
+	return eventID(p)
+}
+
+// badParams is a parameter error (it wraps ErrParams).
+func badParams(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, args...))
 }
 
 // Validate reports the first parameter that cannot make a clip.
 func (p Params) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, args...))
+	r, ok := domains[p.Domain]
+	if !ok {
+		return badParams("unknown domain %q (known: %v)", p.Domain, AllDomains())
 	}
-	_, event := domains[p.Domain]
-	if !event && p.Domain != ObjectsDomain {
-		return bad("unknown domain %q (known: %v)", p.Domain, AllDomains())
-	}
-	if event {
-		if p.Class != "" {
-			return bad("class %q applies only to the %s domain", p.Class, ObjectsDomain)
-		}
-		if p.N < 0 || p.N > MaxN {
-			return bad("count N=%d out of range [0, %d]", p.N, MaxN)
-		}
-		if !(p.F > 0) || math.IsInf(p.F, 0) {
-			return bad("frequency F=%v must be positive", p.F)
-		}
-	} else if err := p.validateObjects(); err != nil {
+	if err := r.check(p); err != nil {
 		return err
 	}
 	if p.Seed < 0 {
-		return bad("seed %d must be non-negative", p.Seed)
+		return badParams("seed %d must be non-negative", p.Seed)
 	}
 	if !(p.Duration > 0) || p.Duration > MaxDuration {
-		return bad("duration %v s out of range (0, %v]", p.Duration, MaxDuration)
+		return badParams("duration %v s out of range (0, %v]", p.Duration, MaxDuration)
 	}
 	if p.FPS < 1 || p.FPS > MaxFPS {
-		return bad("fps %d out of range [1, %d]", p.FPS, MaxFPS)
+		return badParams("fps %d out of range [1, %d]", p.FPS, MaxFPS)
 	}
 	for _, d := range []struct {
 		name string
 		v    int
 	}{{"width", p.Width}, {"height", p.Height}} {
 		if d.v < MinSize || d.v > MaxSize {
-			return bad("%s %d out of range [%d, %d]", d.name, d.v, MinSize, MaxSize)
+			return badParams("%s %d out of range [%d, %d]", d.name, d.v, MinSize, MaxSize)
 		}
 		if d.v%2 != 0 {
-			return bad("%s %d is odd; yuv420p needs even sizes", d.name, d.v)
+			return badParams("%s %d is odd; yuv420p needs even sizes", d.name, d.v)
 		}
 	}
-	if p.N == 0 || !event {
+	if r.fits == nil {
 		return nil
 	}
-	if span := float64(p.N) / p.F; span > p.Duration+1e-9 {
-		return bad("N=%d at F=%v Hz spans N/F = %.3g s, longer than the %.3g s clip", p.N, p.F, span, p.Duration)
-	}
-	// Two events closer than two frames apart cannot both be seen in the
-	// video. This also guarantees that a blink (at least one frame, at most
-	// half a period) fits between two events.
-	if 2*p.F > float64(p.FPS) {
-		return bad("F=%v Hz is above half the frame rate (%d fps): successive events would not be distinguishable", p.F, p.FPS)
-	}
-	return nil
+	return r.fits(p)
 }
 
 // Clip is one scene instance. It is immutable after New and safe for
@@ -178,8 +207,8 @@ type Clip struct {
 	start    float64 // active span
 	end      float64
 	bg       RGBA
-	dom      domain
-	objects  *objectsScene // objects domain only
+	reg      registration
+	dom      scenery
 }
 
 // New validates p and builds the clip.
@@ -187,26 +216,12 @@ func New(p Params) (*Clip, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Clip{P: p, nuisance: map[string]any{}}
-	if p.Domain == ObjectsDomain {
-		obj, err := newObjects(c)
-		if err != nil {
-			return nil, err
-		}
-		c.dom, c.objects = obj, obj
-		c.states = []string{""}
-		return c, nil
+	c := &Clip{P: p, nuisance: map[string]any{}, reg: domains[p.Domain]}
+	dom, err := c.reg.build(c)
+	if err != nil {
+		return nil, err
 	}
-	rng := seedRand(p.Domain, p.Seed)
-	// The start-delay fraction is the first draw, so it is the same for a
-	// seed in every cell; the delay itself scales with the room left.
-	u := rng.Float64()
-	c.schedule(u)
-	c.nuisance["start_delay"] = round6(c.start)
-	c.nuisance["start_fraction"] = round6(u)
-	c.bg = pick(rng, backgrounds)
-	c.nuisance["background"] = hexColor(c.bg)
-	c.dom = domains[p.Domain].build(c, rng)
+	c.dom = dom
 	return c, nil
 }
 
@@ -285,7 +300,7 @@ func (c *Clip) StateInto(t float64, dl *DrawList) {
 	dl.Width, dl.Height = c.P.Width, c.P.Height
 	dl.Background = c.bg
 	dl.Items = dl.Items[:0]
-	if c.objects == nil {
+	if !c.reg.world {
 		dl.World = nil
 	}
 	c.dom.state(t, dl)
@@ -300,20 +315,7 @@ func (c *Clip) Trace() *trace.Trace {
 		ActiveStart: c.start, ActiveEnd: c.end, InitialState: c.states[0],
 		Pulse: c.pulse, Nuisance: c.nuisance, Events: make([]trace.Event, len(c.times)),
 	}
-	if c.objects != nil {
-		tr.Class = p.Class
-		o := c.objects.world
-		tr.Objects = &o
-		return tr
-	}
-	typ := domains[p.Domain].eventType
-	for i, t := range c.times {
-		before := c.states[i]
-		if c.pulse > 0 {
-			before = c.states[0]
-		}
-		tr.Events[i] = trace.Event{T: t, Type: typ, Before: before, After: c.states[i+1], Count: i + 1, Attrs: c.attrs[i]}
-	}
+	c.reg.truth(c, tr)
 	return tr
 }
 

@@ -25,7 +25,7 @@ type stateMachine struct {
 
 type edge struct{ from, to int }
 
-func newStateMachine(c *Clip, rng *rand.Rand) domain {
+func newStateMachine(c *Clip, rng *rand.Rand) scenery {
 	p := c.P
 	w, h := float64(p.Width), float64(p.Height)
 	s := math.Min(w, h)

@@ -1,7 +1,9 @@
 // Package trace is the executable ground truth of one clip: the event list
 // T* = (t_i, e_i, s_i⁻, s_i⁺, c_i) of low-frequency-trap §3.2 together with
 // the clip's parameters. It is pure data plus validation and replay, so the
-// evaluation side can use it without scenes or GL.
+// evaluation side can use it without scenes or GL. The domains a trace may
+// name, and whether its truth is events or static objects, come from
+// package domain.
 package trace
 
 import (
@@ -14,6 +16,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 // Schema names the JSON layout written by this package.
@@ -106,12 +110,19 @@ const (
 	MaxSize     = 4096
 )
 
-// Domains are the domains a trace may name: the event domains and the
-// static-object domain (scene.AllDomains).
-var Domains = []string{"blinking", "bounce_ball", "state_machine", ObjectsDomain}
+// Domains are the domains a trace may name, those registered in package
+// domain: the event domains by name, then the others (scene.AllDomains).
+var Domains = traceDomains()
 
-// ObjectsDomain is the static-object domain (CountVideoBench).
-const ObjectsDomain = "objects"
+func traceDomains() []string {
+	events := domain.Where(func(s domain.Spec) bool { return s.Truth == domain.TruthEvents })
+	slices.Sort(events)
+	return append(events, domain.Where(func(s domain.Spec) bool { return s.Truth != domain.TruthEvents })...)
+}
+
+// ObjectsDomain is the static-object domain (CountVideoBench), the same
+// name as domain.Objects.
+const ObjectsDomain = domain.Objects
 
 // spanTolerance absorbs the rounding of times written as float64 seconds.
 const spanTolerance = 1e-6
@@ -131,7 +142,8 @@ func (tr *Trace) Validate() error {
 	if tr.ID == "" || tr.Domain == "" {
 		return fmt.Errorf("%w: id and domain are required", ErrEvents)
 	}
-	if !slices.Contains(Domains, tr.Domain) {
+	spec, known := domain.Lookup(tr.Domain)
+	if !known {
 		return fmt.Errorf("%w: unknown domain %q (known: %v)", ErrEvents, tr.Domain, Domains)
 	}
 	if !(tr.Duration > 0) || tr.Duration > MaxDuration {
@@ -155,8 +167,8 @@ func (tr *Trace) Validate() error {
 	if tr.ActiveStart > tr.ActiveEnd {
 		return fmt.Errorf("%w: active span [%v, %v] is reversed", ErrEvents, tr.ActiveStart, tr.ActiveEnd)
 	}
-	if tr.Domain == ObjectsDomain || tr.Objects != nil || tr.Class != "" {
-		if tr.Domain != ObjectsDomain {
+	if objects := spec.Truth == domain.TruthObjects; objects || tr.Objects != nil || tr.Class != "" {
+		if !objects {
 			return fmt.Errorf("%w: domain %s has events, not objects (class %q)", ErrObjects, tr.Domain, tr.Class)
 		}
 		return tr.validateObjects()

@@ -3,6 +3,8 @@ package parse
 import (
 	"regexp"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 var (
@@ -50,17 +52,17 @@ func (d *doc) attrs(p piece) map[string]string {
 	}
 	w, c := d.w[p.s:p.e], d.c[p.s:p.e]
 	switch d.domain {
-	case "bounce_ball":
+	case domain.BounceBall:
 		if cw, _ := cell("wall"); cw != "" {
 			set("wall", wallOf(cw, true))
 		}
 		set("wall", wallOf(w, false))
-	case "blinking":
+	case domain.Blinking:
 		if cw, cc := cell("phase"); cw != "" {
 			set("phase", phaseOf(cw, cc))
 		}
 		set("phase", phaseOf(w, c))
-	case "state_machine":
+	case domain.StateMachine:
 		if _, cc := cell("from"); cc != "" {
 			if mm := reLabel.FindStringSubmatch(cc); mm != nil {
 				set("from", mm[1])

@@ -164,7 +164,9 @@
 //     its sentence (before it, else after it) is an event, or else, with no
 //     such clause, it states an attribute ("frame 20 (1.0 s) on").
 //
-// Ordinals ("the third bounce") and counts never produce times.
+// Ordinals ("the third bounce") and counts never produce times. The code
+// follows these rules in named passes (events.go: pieces, judge, inherit,
+// readAttrs, emit).
 //
 // # Excluded lines
 //

@@ -24,9 +24,30 @@ var reWordy = regexp.MustCompile(`^(?:at|@|from|between|around|about|approximate
 var reResidualWord = regexp.MustCompile(`[a-z][a-z0-9'’]*`)
 var reLabelWord = regexp.MustCompile(`^[a-z][0-9]{0,2}$`)
 
-// extractEvents turns the times into events: it finds each time's piece,
-// decides whether the piece reports an event, and reads its attributes.
+// extractEvents turns the times into events in five named passes:
+//
+//  1. pieces: the text each time belongs to (a table row, a JSON object or
+//     a clause of a line), in time order;
+//  2. judge: whether each piece reports an event on its own (accept,
+//     reject, or thin: it says nothing beyond its time), and what a
+//     rejected stative ledger row states;
+//  3. inherit: a thin clause takes its sentence's decision; a stative row
+//     that states the domain's non-event is kept as an excluded line;
+//  4. readAttrs: the attributes of the pieces that report or lend them;
+//  5. emit: the accepted pieces as events, with the attributes a listed
+//     time shares, the exclusion rule and the running counts.
 func (d *doc) extractEvents() []Event {
+	pieces := d.pieces()
+	own, stative := d.judge(pieces)
+	from := d.inherit(pieces, own, stative)
+	attrs := d.readAttrs(pieces, from, stative)
+	return d.emit(pieces, from, attrs)
+}
+
+// pieces finds each time's piece: its table row (one event per row) or
+// JSON object when it is in one, else its clause of a line. They are
+// returned in the order of their times.
+func (d *doc) pieces() []piece {
 	var pieces []piece
 	byLine := map[int][]stamp{}
 	var lineOrder []int
@@ -55,6 +76,17 @@ func (d *doc) extractEvents() []Event {
 		}
 		byLine[ls] = append(byLine[ls], st)
 	}
+	pieces = append(pieces, d.clausePieces(byLine, lineOrder)...)
+	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].st.start < pieces[j].st.start })
+	return pieces
+}
+
+// clausePieces splits each line (in lineOrder, starting at the keys of
+// byLine) into sentences and each sentence into one clause per time. A
+// line is structured (a ledger row, which needs no event word) when it
+// starts like one.
+func (d *doc) clausePieces(byLine map[int][]stamp, lineOrder []int) []piece {
+	var pieces []piece
 	sentID := 0
 	for _, ls := range lineOrder {
 		sts := byLine[ls]
@@ -86,14 +118,17 @@ func (d *doc) extractEvents() []Event {
 			sentID++
 		}
 	}
-	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].st.start < pieces[j].st.start })
+	return pieces
+}
 
-	// Judge each piece on its own; thin ones inherit from their sentence.
-	own := make([]int8, len(pieces)) // 1 accept, -1 reject, 0 thin (undecided)
-	// A ledger row rejected as stative that states the domain's non-event
-	// ("00:05.0 — light is off", "00:09.0 — highlight stays on R") is kept
-	// as an excluded line with the attributes it states.
-	stative := make([]map[string]string, len(pieces))
+// judge decides each piece on its own (and marks it thin or not):
+// own[i] is 1 to accept, -1 to reject, 0 for a thin piece left to its
+// sentence. A ledger row rejected as stative that states the domain's
+// non-event ("00:05.0 — light is off", "00:09.0 — highlight stays on R")
+// gets, in stative[i], the attributes it states.
+func (d *doc) judge(pieces []piece) (own []int8, stative []map[string]string) {
+	own = make([]int8, len(pieces))
+	stative = make([]map[string]string, len(pieces))
 	for i := range pieces {
 		p := &pieces[i]
 		w, c := d.w[p.s:p.e], d.c[p.s:p.e]
@@ -116,10 +151,16 @@ func (d *doc) extractEvents() []Event {
 			}
 		}
 	}
-	// A thin clause takes the decision of the nearest non-thin clause of
-	// its sentence before it, else the nearest after it: "The ball hits
-	// the top wall at 3.0 s and the left wall at 4.0 s", "At 1.5 s, 3.0 s
-	// and 4.5 s the ball bounces".
+	return own, stative
+}
+
+// inherit sets every piece's accepted and returns from[i], the piece a
+// thin one inherits from (-1 for none). A thin clause takes the decision
+// of the nearest non-thin clause of its sentence before it, else the
+// nearest after it: "The ball hits the top wall at 3.0 s and the left
+// wall at 4.0 s", "At 1.5 s, 3.0 s and 4.5 s the ball bounces". A stative
+// row with stated attributes is accepted, as an excluded line.
+func (d *doc) inherit(pieces []piece, own []int8, stative []map[string]string) []int {
 	before, after := make([]int, len(pieces)), make([]int, len(pieces))
 	for i := range pieces {
 		before[i] = -1
@@ -139,7 +180,7 @@ func (d *doc) extractEvents() []Event {
 			}
 		}
 	}
-	from := make([]int, len(pieces)) // the piece a thin one inherits from, or -1
+	from := make([]int, len(pieces))
 	for i := range pieces {
 		p := &pieces[i]
 		from[i] = -1
@@ -159,13 +200,18 @@ func (d *doc) extractEvents() []Event {
 			p.accepted = own[from[i]] > 0
 		}
 	}
-
 	for i := range pieces {
 		if stative[i] != nil {
 			pieces[i].accepted = true
 		}
 	}
+	return from
+}
 
+// readAttrs reads the attributes of every accepted piece and of every
+// piece an accepted one inherits from; a stative row's are those it
+// states.
+func (d *doc) readAttrs(pieces []piece, from []int, stative []map[string]string) []map[string]string {
 	needed := make([]bool, len(pieces))
 	for i, j := range from {
 		needed[i] = needed[i] || pieces[i].accepted
@@ -182,6 +228,14 @@ func (d *doc) extractEvents() []Event {
 			attrs[i] = d.attrs(p)
 		}
 	}
+	return attrs
+}
+
+// emit makes the events of the accepted pieces: a listed time shares its
+// sentence's wall or phase, the exclusion rule applies to the attributes,
+// and each event gets the running count it states (the last one read is
+// kept for the self-consistency check). Time ranges are flagged.
+func (d *doc) emit(pieces []piece, from []int, attrs []map[string]string) []Event {
 	var evs []Event
 	ranges := 0
 	lastRunPos := -1

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 // Event is one timestamp the reply states explicitly.
@@ -67,9 +69,9 @@ func (r Result) CountedEvents() []Event {
 
 // Options are the inputs of ParseWith.
 type Options struct {
-	// Domain ("bounce_ball", "blinking", "state_machine") selects the event
-	// vocabulary, the attributes and the excluded-line rules; any other
-	// value uses the union vocabulary and no attributes.
+	// Domain (domain.BounceBall, domain.Blinking, domain.StateMachine)
+	// selects the event vocabulary, the attributes and the excluded-line
+	// rules; any other value uses the union vocabulary and no attributes.
 	Domain string
 	// FrameTimes are the sample times, in seconds, of the frames shown to
 	// the model, in the order shown: FrameTimes[k-1] is the time of the
@@ -163,13 +165,13 @@ const (
 // always counted. Package score applies the same rule to reports (whose
 // blink phase is keyed "after"), so stored events without the Excluded
 // field score the same.
-func ExclusionReason(domain string, attrs map[string]string) string {
-	switch domain {
-	case "blinking":
+func ExclusionReason(dom string, attrs map[string]string) string {
+	switch dom {
+	case domain.Blinking:
 		if strings.EqualFold(strings.TrimSpace(attrs["phase"]), "off") {
 			return ExcludedOffPhase
 		}
-	case "state_machine":
+	case domain.StateMachine:
 		f, t := strings.TrimSpace(attrs["from"]), strings.TrimSpace(attrs["to"])
 		if f != "" && strings.EqualFold(f, t) {
 			return ExcludedNoChange
@@ -179,13 +181,13 @@ func ExclusionReason(domain string, attrs map[string]string) string {
 }
 
 // Parse extracts the final count and the explicitly timestamped events from
-// a model reply. domain ("bounce_ball", "blinking", "state_machine") selects
-// the event vocabulary and attributes; an unknown domain still yields
-// counts and times, with the union vocabulary and no attributes. Parse is
-// pure, deterministic and never panics. The rules are in the package doc.
+// a model reply. dom (domain.BounceBall, domain.Blinking,
+// domain.StateMachine) selects the event vocabulary and attributes; an
+// unknown domain still yields counts and times, with the union vocabulary
+// and no attributes. Parse is pure, deterministic and never panics. The rules are in the package doc.
 // It is ParseWith without frame times: "frame k" is never a time.
-func Parse(reply, domain string) Result {
-	return ParseWith(reply, Options{Domain: domain})
+func Parse(reply, dom string) Result {
+	return ParseWith(reply, Options{Domain: dom})
 }
 
 // ParseWith is Parse with options: with Options.FrameTimes, "frame k" and

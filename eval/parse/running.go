@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 // Running counts stated with a reported line (issue 11 point 8): "running
@@ -105,11 +107,11 @@ var (
 // then it is no report at all (as "ball in the middle" is not).
 func (d *doc) statedNonEvent(w, c string) map[string]string {
 	switch d.domain {
-	case "blinking":
+	case domain.Blinking:
 		if phaseOf(w, c) == "off" {
 			return map[string]string{"phase": "off"}
 		}
-	case "state_machine":
+	case domain.StateMachine:
 		m := reStaysOn.FindStringSubmatch(c)
 		if m == nil {
 			m = reLabelSame.FindStringSubmatch(c)

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 // tableRow is one row of a markdown table. Columns are known only when the
@@ -61,11 +63,11 @@ func (d *doc) headerRole(h string) string {
 		return "running"
 	case reHdrFrom.MatchString(h):
 		return "from"
-	case d.domain == "state_machine" && reHdrTo.MatchString(h):
+	case d.domain == domain.StateMachine && reHdrTo.MatchString(h):
 		return "to"
 	case reHdrWall.MatchString(h):
 		return "wall"
-	case d.domain == "blinking" && reHdrPhase.MatchString(h):
+	case d.domain == domain.Blinking && reHdrPhase.MatchString(h):
 		return "phase"
 	}
 	return ""

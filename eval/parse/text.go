@@ -29,7 +29,7 @@ type doc struct {
 	valS, valE   int       // span of the value valueAt/valueAfter read last; valS < 0 when none
 }
 
-func newDoc(reply, domain string) *doc {
+func newDoc(reply, dom string) *doc {
 	raw := strings.ReplaceAll(reply, "\r\n", "\n")
 	raw = strings.ReplaceAll(raw, "\r", "\n")
 	cb := []byte(raw)
@@ -46,7 +46,7 @@ func newDoc(reply, domain string) *doc {
 		}
 		wb[i] = b
 	}
-	d := &doc{domain: domain, raw: raw, c: string(cb), w: string(wb), flags: map[string]bool{}}
+	d := &doc{domain: dom, raw: raw, c: string(cb), w: string(wb), flags: map[string]bool{}}
 	d.lineStarts = append(d.lineStarts, 0)
 	for i := 0; i < len(raw); i++ {
 		if raw[i] == '\n' {

@@ -1,6 +1,10 @@
 package parse
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/tracegrid/tracegrid/domain"
+)
 
 // Event vocabulary. A clause of prose yields an event only when it uses one
 // of these words (or an attribute-only clause inherits from one that does);
@@ -50,13 +54,13 @@ var thinWords = map[string]bool{
 	"later": true, "in": true, "frames": true,
 }
 
-func eventWords(domain string) []*regexp.Regexp {
-	switch domain {
-	case "bounce_ball":
+func eventWords(dom string) []*regexp.Regexp {
+	switch dom {
+	case domain.BounceBall:
 		return []*regexp.Regexp{reEvGeneric, reEvBounce}
-	case "blinking":
+	case domain.Blinking:
 		return []*regexp.Regexp{reEvGeneric, reEvBlink}
-	case "state_machine":
+	case domain.StateMachine:
 		return []*regexp.Regexp{reEvGeneric, reEvState}
 	}
 	return []*regexp.Regexp{reEvGeneric, reEvBounce, reEvBlink, reEvState}
@@ -71,11 +75,11 @@ func (d *doc) hasEventWord(w, c string) bool {
 		}
 	}
 	switch d.domain {
-	case "state_machine":
+	case domain.StateMachine:
 		return reArrowLabels.MatchString(c)
-	case "blinking":
+	case domain.Blinking:
 		return reUpperOn.MatchString(c)
-	case "bounce_ball":
+	case domain.BounceBall:
 		return false
 	}
 	return reArrowLabels.MatchString(c)

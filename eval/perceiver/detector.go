@@ -9,18 +9,20 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/chat"
 )
 
-// Domains the detector knows, as the question names their events.
+// Domains the detector knows, as the question names their events (the
+// names of package domain).
 const (
-	BounceBall   = "bounce_ball"
-	Blinking     = "blinking"
-	StateMachine = "state_machine"
+	BounceBall   = domain.BounceBall
+	Blinking     = domain.Blinking
+	StateMachine = domain.StateMachine
 	// Objects is CountVideoBench's static objects: how many objects of
 	// one colour and shape the video shows (ObjectsQuestion).
-	Objects = "objects"
+	Objects = domain.Objects
 )
 
 // Event is one event the detector saw.

@@ -47,18 +47,19 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
 // Families of templates.
 const (
-	FamilySynthetic = "synthetic" // the rendered domains: bounce_ball, blinking, state_machine
-	FamilyNatural   = "natural"   // natural videos: repetition counting
+	FamilySynthetic = "synthetic"    // the rendered event domains: bounce_ball, blinking, state_machine
+	FamilyNatural   = domain.Natural // natural videos: repetition counting
 	// FamilyObjects holds the static-object counting prompts of
-	// CountVideoBench (domain objects), whose protocol sends the question
-	// alone.
-	FamilyObjects = "objects"
+	// CountVideoBench (domain objects, whose name it bears), whose
+	// protocol sends the question alone.
+	FamilyObjects = domain.Objects
 )
 
 // families lists the valid Template.Family values.
@@ -116,15 +117,16 @@ type Question struct {
 	Attributes string `json:"attributes"`
 }
 
-// Domains with a built-in question.
+// Domains with a built-in question (the names of package domain).
 const (
-	DomainBounceBall   = "bounce_ball"
-	DomainBlinking     = "blinking"
-	DomainStateMachine = "state_machine"
-	DomainNatural      = "natural"
+	DomainBounceBall   = domain.BounceBall
+	DomainBlinking     = domain.Blinking
+	DomainStateMachine = domain.StateMachine
+	DomainNatural      = domain.Natural
 	// DomainObjects is CountVideoBench's static-object counting: the
-	// question names the clip's class, so Input.Class is required.
-	DomainObjects = "objects"
+	// question names the clip's class (domain.Spec.Class), so Input.Class
+	// is required.
+	DomainObjects = domain.Objects
 )
 
 // Questions returns the built-in question of each domain (a new map on
@@ -185,26 +187,28 @@ func CheckClass(class string) error {
 	return nil
 }
 
-// QuestionFor is the question of one clip: the domain's, or for the
-// objects domain the question of its class ("cube-red" → "How many red
-// cubes are in this video?"). The class is required for objects and
-// refused for every other domain, whose question does not depend on it.
-func QuestionFor(domain, class string) (Question, error) {
-	if domain == DomainObjects {
+// QuestionFor is the question of one clip: its domain's, or for a domain
+// whose clips count an object class (domain.Spec.Class: objects) the
+// question of its class ("cube-red" → "How many red cubes are in this
+// video?"). The class is required there and refused for every other
+// domain, whose question does not depend on it.
+func QuestionFor(dom, class string) (Question, error) {
+	if domain.Of(dom).Class {
 		if class == "" {
-			return Question{}, fmt.Errorf("prompts: domain %s needs the clip's object class (e.g. %s)", DomainObjects, sampleClass)
+			return Question{}, fmt.Errorf("prompts: domain %s needs the clip's object class (e.g. %s)", dom, sampleClass)
 		}
 		if err := CheckClass(class); err != nil {
 			return Question{}, err
 		}
 		return objectsQuestion(class), nil
 	}
-	q, ok := Questions()[domain]
+	q, ok := Questions()[dom]
 	if !ok {
-		return Question{}, fmt.Errorf("prompts: unknown domain %q (known: %s)", domain, strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
+		return Question{}, fmt.Errorf("prompts: unknown domain %q (known: %s)", dom, strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
 	}
 	if class != "" {
-		return Question{}, fmt.Errorf("prompts: class %q given for domain %s; only the %s domain has classes", class, domain, DomainObjects)
+		classed := domain.Where(func(s domain.Spec) bool { return s.Class })
+		return Question{}, fmt.Errorf("prompts: class %q given for domain %s; only the %s domain has classes", class, dom, strings.Join(classed, ", "))
 	}
 	return q, nil
 }
@@ -371,9 +375,9 @@ func (t Template) Check() error {
 	return nil
 }
 
-func sampleData(domain string, frames int, video bool, labels chat.Labels) Data {
-	q := Questions()[domain]
-	return Data{Question: q.Text, Domain: domain, EventNoun: q.EventNoun, Attributes: q.Attributes,
+func sampleData(dom string, frames int, video bool, labels chat.Labels) Data {
+	q := Questions()[dom]
+	return Data{Question: q.Text, Domain: dom, EventNoun: q.EventNoun, Attributes: q.Attributes,
 		Duration: 24, Frames: frames, Video: video, Labels: string(labels), Timed: video || labels.Timed()}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/scene"
@@ -19,17 +20,17 @@ const DemoStudy = "demo"
 
 // DemoTrace builds a hand-made, valid trace: N events at t_i = t0 + (i−1)/F
 // in a 24 s clip, with the states and attributes of the domain.
-func DemoTrace(domain string, n int, f float64, seed int) *trace.Trace {
-	id := fmt.Sprintf("%s_n%02d_f%.1f_s%d", domain, n, f, seed)
-	tr := &trace.Trace{Schema: trace.Schema, ID: id, Domain: domain, N: n, F: f, Seed: seed,
+func DemoTrace(dom string, n int, f float64, seed int) *trace.Trace {
+	id := fmt.Sprintf("%s_n%02d_f%.1f_s%d", dom, n, f, seed)
+	tr := &trace.Trace{Schema: trace.Schema, ID: id, Domain: dom, N: n, F: f, Seed: seed,
 		Duration: 24, FPS: 30, Width: 854, Height: 480, Nuisance: map[string]any{}, Events: []trace.Event{}}
 	t0 := 1 + math.Mod(float64(seed)*0.37, 2)
 	walls := []string{"left", "top", "right", "bottom"}
 	states := []string{"A", "B", "C"}
-	switch domain {
-	case "blinking":
+	switch dom {
+	case domain.Blinking:
 		tr.InitialState, tr.Pulse = "off", 0.1
-	case "state_machine":
+	case domain.StateMachine:
 		tr.InitialState = "A"
 	default:
 		tr.InitialState = "moving"
@@ -37,10 +38,10 @@ func DemoTrace(domain string, n int, f float64, seed int) *trace.Trace {
 	state := tr.InitialState
 	for i := range n {
 		e := trace.Event{T: round6(t0 + float64(i)/f), Count: i + 1, Before: state}
-		switch domain {
-		case "blinking":
+		switch dom {
+		case domain.Blinking:
 			e.Type, e.After = "pulse_on", "on"
-		case "state_machine":
+		case domain.StateMachine:
 			next := states[(i+1+seed)%3]
 			if next == state {
 				next = states[(i+2+seed)%3]
@@ -104,10 +105,10 @@ var (
 // (DemoObjectsTrials). The numbers are made up; only their shape is
 // plausible.
 func DemoTrials(seeds int) []results.Trial {
-	all := []string{"bounce_ball", "blinking", "state_machine"}
-	sm := []string{"state_machine"}
+	all := []string{domain.BounceBall, domain.Blinking, domain.StateMachine}
+	sm := []string{domain.StateMachine}
 	models := []demoModel{
-		{name: "sim-flash", skill: 3.2, perN: 0.28, perF: 1.1, domain: map[string]float64{"bounce_ball": 0, "blinking": -1.6, "state_machine": 1.6},
+		{name: "sim-flash", skill: 3.2, perN: 0.28, perF: 1.1, domain: map[string]float64{domain.BounceBall: 0, domain.Blinking: -1.6, domain.StateMachine: 1.6},
 			conds: []demoCond{
 				{"native:1", "structured_trace", 0, all},
 				{"fps:4", "structured_trace", 0.5, all},
@@ -117,7 +118,7 @@ func DemoTrials(seeds int) []results.Trial {
 				{"uniform:8", "structured_trace", -0.6, sm},
 				{"shuffled:8", "structured_trace", -1.4, sm},
 			}, preferred: []int{3, 5}},
-		{name: "sim-open-8b", skill: 1.6, perN: 0.45, perF: 0.8, domain: map[string]float64{"bounce_ball": -0.3, "blinking": -0.8, "state_machine": 0.9},
+		{name: "sim-open-8b", skill: 1.6, perN: 0.45, perF: 0.8, domain: map[string]float64{domain.BounceBall: -0.3, domain.Blinking: -0.8, domain.StateMachine: 0.9},
 			conds: []demoCond{{"native:2", "structured_trace", 0, all}}, preferred: []int{2, 4, 10}},
 	}
 	finished := time.Date(2025, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -244,7 +245,7 @@ func DemoObjectsTrials(perCount int) []results.Trial {
 	var out []results.Trial
 	for _, n := range scene.CountVideoBenchCounts {
 		for j := range perCount {
-			p := scene.Params{Domain: scene.ObjectsDomain, N: n, Class: classes[j%len(classes)], Seed: j / len(classes),
+			p := scene.Params{Domain: domain.Objects, N: n, Class: classes[j%len(classes)], Seed: j / len(classes),
 				Duration: scene.CountVideoBenchDuration, FPS: scene.DefaultFPS, Width: 854, Height: 480}
 			c, err := scene.New(p)
 			if err != nil {
@@ -264,7 +265,9 @@ func DemoObjectsTrials(perCount int) []results.Trial {
 }
 
 func demoObjectsTrial(model string, tr *trace.Trace, raw []byte, finished time.Time) results.Trial {
-	const policy, prompt = "uniform:10", "countvideobench"
+	// The domain's own protocol (CountVideoBench: uniform:10 ·
+	// countvideobench).
+	policy, prompt := domain.Of(domain.Objects).Policy, domain.Of(domain.Objects).Prompt
 	t := results.Trial{Key: results.Key{Study: DemoStudy, Model: model, Clip: tr.ID, Policy: policy, Labels: "time", Prompt: prompt},
 		Domain: tr.Domain, N: tr.N, F: tr.F, Seed: tr.Seed, Trace: raw, Images: 10, ImageBytes: 10 * 40000,
 		FrameTimes: []float64{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5},

@@ -1,6 +1,8 @@
 // Package report turns the trials of one study in the results store into
-// the evaluation report: Build scores and aggregates (all the arithmetic is
-// package score's), Write renders
+// the evaluation report: Build scores every trial once and then runs a
+// list of section builders (sections.go), each a small function over the
+// scored trials that fills its part of the Report (all the arithmetic is
+// package score's); Write renders
 //
 //	index.html    self-contained: inline CSS, figures as base64 data URIs,
 //	              no script and no external reference, so it opens offline
@@ -8,7 +10,7 @@
 //	tables/*.csv  tidy tables, one record per line, fractions not percent
 //	figures/*.png the figures, drawn with gonum.org/v1/plot
 //
-// every file written atomically (pipeline.WriteFileAtomic).
+// every file written atomically (internal/fsutil.WriteFileAtomic).
 //
 // # What the report holds
 //
@@ -61,14 +63,18 @@
 //
 // # Objects trials
 //
-// A trial on an objects clip (static objects, no events; the trace's
-// objects section must agree with its domain) is scored on the count alone
-// (score.TrialScore.CountOnly). It enters only the CountVideoBench section,
-// the failure and cost tables, the envelope's last sentence and TOMATO's
-// per-domain rows (whose "all" pools the event domains): never a surface,
-// boundary, Table 1, 2, 4, 8 or 9 row, region, event count distribution or
-// the low-frequency-trap comparison. A model's baseline is chosen among its
-// conditions with event-domain trials.
+// The report asks package domain what a trial's domain supports, never
+// its name. A trial of a count-only domain (domain.Spec.CountOnly: the
+// objects clips, static objects and no events; the trace's objects
+// section must agree with its domain's truth) is scored on the count
+// alone (score.TrialScore.CountOnly). It enters only the CountVideoBench
+// section, the failure and cost tables, the envelope's last sentence and
+// TOMATO's per-domain rows (whose "all" pools the event domains): never a
+// surface, boundary, Table 1, 2, 4, 8 or 9 row, region, event count
+// distribution or the low-frequency-trap comparison. A model's baseline
+// is chosen among its conditions with event-domain trials. The view
+// statistics cover the clips of the domains that declare them
+// (domain.Spec.ViewStats).
 //
 // # Failures and unparseable answers
 //

@@ -188,7 +188,7 @@ func (r *Report) hasEventTrials(model string, c Condition) bool {
 		}
 	}
 	for _, f := range r.Failures {
-		if f.Model == model && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt && !isObjects(f.Domain) {
+		if f.Model == model && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt && !countOnly(f.Domain) {
 			return true
 		}
 	}

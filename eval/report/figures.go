@@ -472,7 +472,7 @@ func (b bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (r *Report) histogram(f Figure) (*plot.Plot, vg.Length, vg.Length, error) {
 	var row CountRow
 	rows := r.CountDistributions
-	if isObjects(f.Domain) {
+	if countOnly(f.Domain) {
 		rows = r.CountVideoBench.Rows
 	}
 	for _, c := range rows {

@@ -198,7 +198,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			switch {
 			case f.Kind == KindCurves:
 				hm.Curves = append(hm.Curves, img(f))
-			case f.Kind == KindHistogram && !isObjects(f.Domain):
+			case f.Kind == KindHistogram && !countOnly(f.Domain):
 				hm.Histograms = append(hm.Histograms, img(f))
 			}
 		}
@@ -220,7 +220,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			switch {
 			case f.Kind == KindCardinalityEM || f.Kind == KindCardinalityCoverage:
 				cvb.Curves = append(cvb.Curves, img(f))
-			case f.Kind == KindHistogram && isObjects(f.Domain):
+			case f.Kind == KindHistogram && countOnly(f.Domain):
 				cvb.Histograms = append(cvb.Histograms, img(f))
 			}
 		}

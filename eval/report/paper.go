@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 // The published reference: Gemini 3.6 Flash in low-frequency-trap, native
@@ -23,9 +25,9 @@ type PaperDomainRow struct {
 
 // PaperTable1A is Table 1 Part A of low-frequency-trap.
 var PaperTable1A = []PaperDomainRow{
-	{"bounce_ball", 19.6, 0.71, 59.2, 31.5, 36.6, 3.9, 3.6},
-	{"blinking", 6.4, 0.60, 42.2, 13.8, 18.6, 2.4, 0.3},
-	{"state_machine", 37.1, 0.74, 72.5, 48.1, 53.9, 10.8, 3.1},
+	{domain.BounceBall, 19.6, 0.71, 59.2, 31.5, 36.6, 3.9, 3.6},
+	{domain.Blinking, 6.4, 0.60, 42.2, 13.8, 18.6, 2.4, 0.3},
+	{domain.StateMachine, 37.1, 0.74, 72.5, 48.1, 53.9, 10.8, 3.1},
 }
 
 // PaperCountBoundaries are Gemini's count boundaries N*0.8(F) as §4 states
@@ -37,9 +39,9 @@ var PaperTable1A = []PaperDomainRow{
 // 3.0 Hz at N = 1 (§4, "Gemini frequency boundaries"), that is N = 1 from
 // 2.0 to 3.0 Hz and below 1 at 3.5 and 4.0 Hz. 0 stands for "< 1".
 var PaperCountBoundaries = map[string]map[float64]int{
-	"bounce_ball":   {0.5: 10, 1.0: 0, 1.5: 0, 2.0: 0, 2.5: 0, 3.0: 0, 3.5: 0, 4.0: 0},
-	"blinking":      {0.5: 0, 1.0: 0, 1.5: 0, 2.0: 0, 2.5: 0, 3.0: 0, 3.5: 0, 4.0: 0},
-	"state_machine": {0.5: 12, 1.0: 12, 1.5: 2, 2.0: 1, 2.5: 1, 3.0: 1, 3.5: 0, 4.0: 0},
+	domain.BounceBall:   {0.5: 10, 1.0: 0, 1.5: 0, 2.0: 0, 2.5: 0, 3.0: 0, 3.5: 0, 4.0: 0},
+	domain.Blinking:     {0.5: 0, 1.0: 0, 1.5: 0, 2.0: 0, 2.5: 0, 3.0: 0, 3.5: 0, 4.0: 0},
+	domain.StateMachine: {0.5: 12, 1.0: 12, 1.5: 2, 2.0: 1, 2.5: 1, 3.0: 1, 3.5: 0, 4.0: 0},
 }
 
 // PaperComparison is the summary.json record of the comparison.

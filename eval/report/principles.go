@@ -121,9 +121,9 @@ func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[mcdKey][]*scored, pr
 				}
 				t := map[string]clipTally{}
 				for _, d := range mi.Domains {
-					// "all" pools the event domains: an objects clip's
+					// "all" pools the event domains: a count-only clip's
 					// count is another task, shown in its own rows.
-					if domain == "all" && !isObjects(d) || d == domain {
+					if domain == "all" && !countOnly(d) || d == domain {
 						tally(groups[mcdKey{mi.Model, c, d}], t)
 					}
 				}
@@ -132,7 +132,7 @@ func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[mcdKey][]*scored, pr
 				}
 			}
 			r.framesFor(mi.Model, prompt, labels, domain, byPolicy)
-			if len(r.FramePrinciples) > before && !isObjects(domain) {
+			if len(r.FramePrinciples) > before && !countOnly(domain) {
 				withRows++
 			}
 		}

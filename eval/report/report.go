@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/score"
-	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -281,20 +281,22 @@ type SensitivityRow struct {
 	Metrics
 }
 
-// ObjectsDomain is CountVideoBench's static-object domain. Its trials are
-// scored on the count alone (score.TrialScore.CountOnly) and reported in
-// their own section, never in the event-domain tables.
-const ObjectsDomain = scene.ObjectsDomain
+// ObjectsDomain is CountVideoBench's static-object domain (domain.Objects):
+// the domain of the CountVideoBench section, whose figures carry it.
+const ObjectsDomain = domain.Objects
 
-func isObjects(domain string) bool { return domain == ObjectsDomain }
+// countOnly reports whether a domain's trials are scored on the count
+// alone (domain.Spec.CountOnly): they are reported in the CountVideoBench
+// section, never in low-frequency-trap's event tables.
+func countOnly(d string) bool { return domain.Of(d).CountOnly }
 
-// eventDomains drops the objects domain from a domain list: what the
+// eventDomains drops the count-only domains from a domain list: what the
 // tables of low-frequency-trap (surfaces, Table 1, 2, 4, 8, 9, boundaries,
 // the paper comparison) read.
 func eventDomains(ds []string) []string {
 	out := make([]string, 0, len(ds))
 	for _, d := range ds {
-		if !isObjects(d) {
+		if !countOnly(d) {
 			out = append(out, d)
 		}
 	}
@@ -523,6 +525,9 @@ type mcdKey struct {
 // ErrTrial for a trial without a decodable trace, and the score package's
 // error (naming the clip) for a trace it cannot score, such as one whose
 // events are not sorted by time.
+//
+// Build scores every trial once (collect), then runs the section builders
+// (sections.go) in order, each filling its part of the Report.
 func Build(trials []results.Trial, opt Options) (*Report, error) {
 	tol, tau, err := checkOptions(opt)
 	if err != nil {
@@ -544,12 +549,24 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 		}
 	}
 	r := &Report{Schema: Schema, Study: opt.Study, Tolerance: tol.String(), ToleranceLabel: tol.Label(), Tau: tau}
+	in, err := r.collect(trials, tol, tau)
+	if err != nil {
+		return nil, err
+	}
+	for _, build := range sections {
+		if err := build(r, in); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
 
-	groups := map[mcdKey][]*scored{}
-	failed := map[mcdKey][]*results.Trial{}
-	all := map[mcKey][]*results.Trial{}
-	views := map[string]*trace.Trace{} // objects clip → its trace
-	notApplicable := map[mcdKey][]*results.Trial{}
+// collect scores every answered trial and groups the trials by model ×
+// condition × domain for the section builders; it fills r.Totals and
+// r.LastFinished.
+func (r *Report) collect(trials []results.Trial, tol score.Tolerance, tau float64) (*input, error) {
+	in := &input{tol: tol, tau: tau, groups: map[mcdKey][]*scored{}, failed: map[mcdKey][]*results.Trial{},
+		notApplicable: map[mcdKey][]*results.Trial{}, all: map[mcKey][]*results.Trial{}, views: map[string]*trace.Trace{}}
 	for i := range trials {
 		t := &trials[i]
 		cond := Condition{t.Policy, trialLabels(t), t.Prompt}
@@ -562,21 +579,21 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 			// surfaces.
 			r.Totals.NotApplicable++
 			k := mcdKey{t.Model, cond, t.Domain}
-			notApplicable[k] = append(notApplicable[k], t)
+			in.notApplicable[k] = append(in.notApplicable[k], t)
 			continue
 		}
-		all[mcKey{t.Model, cond}] = append(all[mcKey{t.Model, cond}], t)
+		in.all[mcKey{t.Model, cond}] = append(in.all[mcKey{t.Model, cond}], t)
 		if _, ok := t.Correct(); !ok {
 			r.Totals.Failed++
 			k := mcdKey{t.Model, cond, t.Domain}
-			failed[k] = append(failed[k], t)
-			if isObjects(t.Domain) && views[t.Clip] == nil {
+			in.failed[k] = append(in.failed[k], t)
+			if domain.Of(t.Domain).ViewStats && in.views[t.Clip] == nil {
 				// The clip was evaluated even if this request failed.
 				tr, err := decodeTrace(t)
 				if err != nil {
 					return nil, err
 				}
-				views[t.Clip] = tr
+				in.views[t.Clip] = tr
 			}
 			continue
 		}
@@ -584,123 +601,17 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isObjects(s.trial.Domain) {
-			views[t.Clip] = s.input.Trace
+		if domain.Of(s.trial.Domain).ViewStats {
+			in.views[t.Clip] = s.input.Trace
 		}
 		r.Totals.Scored++
 		if t.Count == nil {
 			r.Totals.Unparseable++
 		}
 		k := mcdKey{t.Model, cond, s.trial.Domain}
-		groups[k] = append(groups[k], s)
+		in.groups[k] = append(in.groups[k], s)
 	}
-
-	r.index(groups, failed)
-	for _, mi := range r.Models {
-		for _, c := range mi.Conditions {
-			mc := mcKey{mi.Model, c}
-			var pooled []score.Trial
-			var inputs []score.TrialInput
-			var macro []Metrics
-			var scoredEvents []*scored
-			for _, d := range mi.Domains {
-				k := mcdKey{mi.Model, c, d}
-				g, f := groups[k], failed[k]
-				if len(g) == 0 && len(f) == 0 {
-					continue
-				}
-				ts := trialsOf(g)
-				if isObjects(d) {
-					// Count-only trials: CountVideoBench's section, no
-					// event-domain table.
-					if len(f) > 0 {
-						r.Failures = append(r.Failures, failureRow(k, f, len(g)))
-					}
-					if len(g) > 0 {
-						r.CountVideoBench.Rows = append(r.CountVideoBench.Rows, countRow(mc, ts))
-					}
-					continue
-				}
-				pooled = append(pooled, ts...)
-				for _, s := range g {
-					inputs = append(inputs, s.input)
-				}
-				if len(f) > 0 {
-					r.Failures = append(r.Failures, failureRow(k, f, len(g)))
-				}
-				if len(g) == 0 {
-					continue
-				}
-				r.addSurface(k, ts, tau)
-				r.addNotApplicable(k, ts, notApplicable[k])
-				m := metricsOf(score.Summarize(ts))
-				macro = append(macro, m)
-				row := DomainRow{Model: k.model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: d, Metrics: m, Failed: len(f)}
-				for _, s := range g {
-					if s.src.Count == nil {
-						row.Unparseable++
-					}
-				}
-				r.Domains = append(r.Domains, row)
-				r.Wilson = append(r.Wilson, WilsonRow{Model: k.model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: d,
-					Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
-				r.Taxonomy = append(r.Taxonomy, taxonomyRow(k, score.Summarize(ts).Totals))
-				r.Consistency = append(r.Consistency, consistencyRow(k, ts, m.EM))
-				scoredEvents = append(scoredEvents, g...)
-			}
-			r.addCases(mc, scoredEvents)
-			r.Cost = append(r.Cost, costRow(mc, all[mc]))
-			if len(pooled) == 0 {
-				continue
-			}
-			sum := score.Summarize(pooled)
-			m := metricsOf(sum)
-			r.Wilson = append(r.Wilson, WilsonRow{Model: mi.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Domain: "all",
-				Correct: m.Correct, Trials: m.Trials, Accuracy: m.EM, Lo: m.EMLo, Hi: m.EMHi})
-			r.Taxonomy = append(r.Taxonomy, taxonomyRow(mcdKey{mi.Model, c, "all"}, sum.Totals))
-			mr := macroRow(mc, macro)
-			mr.MaxCountBoundary = maxBoundary(r.boundaryRows(mi.Model, c))
-			r.Macro = append(r.Macro, mr)
-			for _, g := range score.SummarizeRegions(pooled) {
-				r.Regions = append(r.Regions, RegionRow{Model: mi.Model, Policy: c.Policy, Labels: c.Labels, Prompt: c.Prompt, Region: g.Key, Metrics: metricsOf(g.Summary)})
-			}
-			if err := r.addSensitivity(mc, inputs, tol); err != nil {
-				return nil, err
-			}
-			r.CountDistributions = append(r.CountDistributions, countRow(mc, pooled))
-		}
-		r.addFramePrinciples(mi, groups)
-	}
-	for _, mi := range r.Models {
-		r.Reliability = append(r.Reliability, Envelope{Model: mi.Model, Text: r.envelope(mi)})
-	}
-	for _, k := range sortedKeys(failed) {
-		for _, t := range failed[k] {
-			r.FailedTrials = append(r.FailedTrials, FailedTrial{Model: t.Model, Policy: t.Policy, Labels: trialLabels(t), Prompt: t.Prompt, Domain: t.Domain,
-				Clip: t.Clip, Repeat: t.Repeat, Kind: t.ErrorKind, Error: t.Error, Attempts: t.Attempts})
-		}
-	}
-	r.addViews(views)
-	r.planFigures()
-	r.PaperReference = r.paperComparison()
-	return r, nil
-}
-
-// addViews fills the rest of the CountVideoBench section: the clips' view
-// statistics (trace.SummarizeViews, each clip once) and the paper's
-// reference figures.
-func (r *Report) addViews(views map[string]*trace.Trace) {
-	trs := make([]*trace.Trace, 0, len(views))
-	for _, id := range sortedStrings(views) {
-		trs = append(trs, views[id])
-	}
-	cvb := &r.CountVideoBench
-	if cvb.Rows == nil {
-		cvb.Rows = []CountRow{}
-	}
-	cvb.Views = trace.SummarizeViews(trs)
-	cvb.PaperShareLeaving, cvb.PaperMeanLeaving = trace.PaperShareLeaving, trace.PaperMeanLeaving
-	cvb.Reference = CVBReference
+	return in, nil
 }
 
 func checkOptions(opt Options) (score.Tolerance, float64, error) {
@@ -726,8 +637,9 @@ func where(t *results.Trial) string {
 }
 
 // decodeTrace decodes a trial's stored trace and checks that it agrees
-// with the row: the same n, and an objects section exactly when the domain
-// is objects (so the report's split and the scorer's agree). It is not
+// with the row: the same n, and an objects section exactly when the
+// domain's truth is objects (domain.TruthObjects), so the report's split
+// and the scorer's agree. It is not
 // validated further: the score package checks what scoring needs.
 func decodeTrace(t *results.Trial) (*trace.Trace, error) {
 	if len(t.Trace) == 0 {
@@ -743,10 +655,11 @@ func decodeTrace(t *results.Trial) (*trace.Trace, error) {
 	if tr.N != t.N {
 		return nil, fmt.Errorf("%s: %w: stored n=%d but its trace %s has n=%d", where(t), ErrTrial, t.N, tr.ID, tr.N)
 	}
-	if isObjects(tr.Domain) && !tr.IsObjects() {
+	objects := domain.Of(tr.Domain).Truth == domain.TruthObjects
+	if objects && tr.Objects == nil {
 		return nil, fmt.Errorf("%s: %w: trace %s of domain %s has no objects section", where(t), ErrTrial, tr.ID, tr.Domain)
 	}
-	if !isObjects(tr.Domain) && tr.IsObjects() {
+	if !objects && tr.Objects != nil {
 		return nil, fmt.Errorf("%s: %w: trace %s of domain %s has an objects section", where(t), ErrTrial, tr.ID, tr.Domain)
 	}
 	return &tr, nil
@@ -797,12 +710,11 @@ func trialsOf(g []*scored) []score.Trial {
 	return out
 }
 
-// domainOrder is the paper's domain order; other domains follow by name.
-var domainOrder = map[string]int{"bounce_ball": 0, "blinking": 1, "state_machine": 2, "objects": 3}
-
+// domainLess orders domains as the papers do (domain.Rank); domains that
+// are not registered follow by name.
 func domainLess(a, b string) bool {
-	ra, oka := domainOrder[a]
-	rb, okb := domainOrder[b]
+	ra, oka := domain.Rank(a)
+	rb, okb := domain.Rank(b)
 	switch {
 	case oka && okb:
 		return ra < rb
@@ -812,18 +724,13 @@ func domainLess(a, b string) bool {
 	return a < b
 }
 
-// DomainTitle is a domain's name as the paper prints it.
+// DomainTitle is a domain's name as the paper prints it (domain.Spec.Title);
+// "all" is "All domains", and another name is title-cased.
 func DomainTitle(d string) string {
-	switch d {
-	case "bounce_ball":
-		return "Bounce Ball"
-	case "blinking":
-		return "Blinking"
-	case "state_machine":
-		return "State Machine"
-	case "objects":
-		return "Objects"
-	case "all":
+	if s, ok := domain.Lookup(d); ok {
+		return s.Title
+	}
+	if d == "all" {
 		return "All domains"
 	}
 	words := strings.Fields(strings.ReplaceAll(d, "_", " "))
@@ -848,9 +755,9 @@ func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results
 			mi = &info{conds: map[Condition]int{}, events: map[Condition]bool{}, domains: map[string]bool{}}
 			models[k.model] = mi
 		}
-		if isObjects(k.domain) {
+		if countOnly(k.domain) {
 			// Listed, but the baseline is read from event-domain trials:
-			// Table 1 has no objects row.
+			// Table 1 has no count-only (objects) row.
 			if _, ok := mi.conds[k.cond]; !ok {
 				mi.conds[k.cond] = 0
 			}

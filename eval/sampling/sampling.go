@@ -83,9 +83,10 @@ type Clip struct {
 	// Events are the true event times; only keyframes and single:best read
 	// them.
 	Events []float64
-	// InView, for a static-object clip (no events), is the number of
-	// objects in view at each frame k (t = k/FPS), from the trace; only
-	// single:best reads it.
+	// InView, for a clip whose domain picks single:best by the objects in
+	// view (domain.BestMostInView: the static-object clips, which have no
+	// events), is the number of objects in view at each frame k
+	// (t = k/FPS), from the trace; only single:best reads it.
 	InView []int
 	// Pixels is read only by adaptive.
 	Pixels PixelSource

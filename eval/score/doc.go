@@ -4,8 +4,10 @@
 // capability surfaces, boundaries and sensitivity tables of
 // low-frequency-trap ("LFT" below); it also holds the count-distribution
 // metrics of CountVideoBench ("CVB") and the frame principles of TOMATO.
-// It is pure Go over package trace and imports nothing else of the project:
-// callers convert parsed responses into Report values.
+// It is pure Go over packages trace and domain (and parse's exclusion
+// rule) and imports nothing else of the project: callers convert parsed
+// responses into Report values. What a clip's domain supports (count-only
+// scoring) is asked of package domain, never read from its name.
 //
 // # Alignment (LFT §3.2, C.15)
 //
@@ -44,11 +46,13 @@
 //
 // # Static-object clips (CVB §4–§5)
 //
-// A trace with IsObjects() (domain objects: N static objects, F = 0, no
-// events) is scored on the count alone: Correct = I[ŷ = N], CountOnly is
-// set, M is the number of reported events (a ledger of objects, if the
-// prompt asked for one), and K, P, R, F1, VOR, the pairs and the taxonomy
-// are 0. It is never Eligible, so it enters EM but no trace ratio, ACR,
+// A trace of a count-only domain (domain.Spec.CountOnly; today domain
+// objects: N static objects, F = 0, no events) is scored on the count
+// alone: Correct = I[ŷ = N], CountOnly is set, M is the number of
+// reported events (a ledger of objects, if the prompt asked for one), and
+// K, P, R, F1, VOR, the pairs and the taxonomy are 0. A trace has an
+// objects section exactly when its domain's truth is objects
+// (domain.TruthObjects); otherwise ScoreTrial returns ErrTrace. It is never Eligible, so it enters EM but no trace ratio, ACR,
 // RFR or Totals, and the tolerance (validated, but rate-relative δ needs
 // F > 0) is not applied. An unparseable answer (Count nil) is incorrect
 // and, in CountDistribution, a non-response (Coverage).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -32,7 +33,7 @@ type Report struct {
 // keyed "after" here, is the parser's "phase"), so that reports stored
 // without the Excluded field score the same: blinking "after" = off, a
 // state_machine report with from = to. "" for a counted report.
-func Exclusion(domain string, r Report) string {
+func Exclusion(dom string, r Report) string {
 	if r.Excluded != "" {
 		return r.Excluded
 	}
@@ -43,7 +44,7 @@ func Exclusion(domain string, r Report) string {
 	for k, v := range r.Attrs {
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case "after":
-			if domain == "blinking" {
+			if dom == domain.Blinking {
 				a["phase"] = v
 			}
 		case "from":
@@ -52,7 +53,7 @@ func Exclusion(domain string, r Report) string {
 			a["to"] = v
 		}
 	}
-	return parse.ExclusionReason(domain, a)
+	return parse.ExclusionReason(dom, a)
 }
 
 // Classes counts one trial's events by the taxonomy of Table 7 (C.16).
@@ -90,7 +91,8 @@ type TrialScore struct {
 	// ratios, ACR and RFR; N = 0 controls and static-object clips count
 	// only in final-answer accuracy (§3.1).
 	Eligible bool `json:"eligible"`
-	// CountOnly marks a static-object clip (trace.IsObjects, CountVideoBench):
+	// CountOnly marks a clip of a count-only domain (domain.Spec.CountOnly:
+	// the static-object clips of CountVideoBench):
 	// it has no events, so only Count and Correct are scored; M is the
 	// number of reported events, K and every ratio are 0, and there are no
 	// pairs and no taxonomy.
@@ -128,9 +130,11 @@ func (s TrialScore) ReasoningFailure() bool { return s.Eligible && !s.Correct &&
 // N, when the tolerance is unusable for the clip, or when a report time is
 // not finite (a parser bug, better surfaced than silently unmatched).
 //
-// A static-object clip (tr.IsObjects()) has no events and F = 0: it is
-// scored on the count alone (CountOnly, never Eligible), so a
-// rate-relative tolerance, which needs F > 0, does not apply to it.
+// A clip of a count-only domain (domain.Spec.CountOnly: the static-object
+// clips, which have no events and F = 0) is scored on the count alone
+// (CountOnly, never Eligible), so a rate-relative tolerance, which needs
+// F > 0, does not apply to it. A trace must have an objects section exactly
+// when its domain's truth is objects.
 func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (TrialScore, error) {
 	if tr == nil {
 		return TrialScore{}, fmt.Errorf("%w: nil trace", ErrTrace)
@@ -138,8 +142,12 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 	if err := tol.validate(); err != nil {
 		return TrialScore{}, fmt.Errorf("trace %s: %w", tr.ID, err)
 	}
-	if tr.IsObjects() {
-		return scoreObjects(tr, count, reported)
+	spec := domain.Of(tr.Domain)
+	if objects := spec.Truth == domain.TruthObjects; objects != (tr.Objects != nil) {
+		return TrialScore{}, fmt.Errorf("%w: trace %s of domain %s: an objects section is required exactly for static-object domains", ErrTrace, tr.ID, tr.Domain)
+	}
+	if spec.CountOnly {
+		return scoreCountOnly(tr, count, reported)
 	}
 	if err := checkEvents(tr); err != nil {
 		return TrialScore{}, err
@@ -204,14 +212,18 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 	return s, nil
 }
 
-// scoreObjects scores a static-object clip: Correct = I[ŷ = N], nothing
-// else (CountVideoBench §5.2 scores the count; the trace has no events to
-// align). The reports are only counted (M), after the same finiteness
-// check as event clips.
-func scoreObjects(tr *trace.Trace, count *int, reported []Report) (TrialScore, error) {
-	if len(tr.Events) != 0 || tr.N < 1 || tr.N != len(tr.Objects.Items) {
+// scoreCountOnly scores a clip of a count-only domain: Correct = I[ŷ = N],
+// nothing else (CountVideoBench §5.2 scores the count; the trace has no
+// events to align). The reports are only counted (M), after the same
+// finiteness check as event clips.
+func scoreCountOnly(tr *trace.Trace, count *int, reported []Report) (TrialScore, error) {
+	objects := 0
+	if tr.Objects != nil {
+		objects = len(tr.Objects.Items)
+	}
+	if len(tr.Events) != 0 || tr.N < 1 || tr.Objects != nil && tr.N != objects {
 		return TrialScore{}, fmt.Errorf("%w: trace %s: a static-object clip needs n ≥ 1 objects and no events, got n=%d, %d objects, %d events",
-			ErrTrace, tr.ID, tr.N, len(tr.Objects.Items), len(tr.Events))
+			ErrTrace, tr.ID, tr.N, objects, len(tr.Events))
 	}
 	if err := checkReports(tr, reported); err != nil {
 		return TrialScore{}, err
