@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/perceiver"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/report"
@@ -59,7 +60,7 @@ func BuiltinStudy() Study {
 		Model: "reference-perceiver",
 		Events: Conditions{Policies: []string{"native:1", "fps:4", "fps:16", "keyframes"}, Prompt: "structured_trace",
 			ImageWidth: 428, ImageHeight: 240},
-		Objects: Conditions{Policies: []string{"uniform:10"}, Prompt: "countvideobench",
+		Objects: Conditions{Policies: []string{domain.Of(domain.Objects).Policy}, Prompt: domain.Of(domain.Objects).Prompt,
 			ImageWidth: 960, ImageHeight: 540},
 		Concurrency: 2, MaxRetries: 2,
 	}
@@ -163,7 +164,7 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 	// each with its own conditions.
 	var eventIDs, objectIDs []string
 	for _, p := range plan {
-		if p.Domain == scene.ObjectsDomain {
+		if domain.Of(p.Domain).Prompt != "" { // a domain with its own protocol
 			objectIDs = append(objectIDs, p.ID())
 		} else {
 			eventIDs = append(eventIDs, p.ID())
@@ -225,7 +226,7 @@ func Run(ctx context.Context, opt Options) (res Result, err error) {
 func LogViewStats(log *slog.Logger, plan []scene.Params) error {
 	var trs []*trace.Trace
 	for _, p := range plan {
-		if p.Domain != scene.ObjectsDomain {
+		if !domain.Of(p.Domain).ViewStats {
 			continue
 		}
 		c, err := scene.New(p)

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -114,7 +115,7 @@ func BuiltinSpec(grid string) (Spec, error) {
 		// 30 fps, 1920×1080 (CountVideoBench §4.3).
 		s := paper
 		s.Grid = GridCountVideoBench
-		s.Domains = []string{scene.ObjectsDomain}
+		s.Domains = []string{domain.Objects}
 		s.Counts = slices.Clone(scene.CountVideoBenchCounts)
 		s.Frequencies = nil
 		s.Classes = scene.ObjectClasses()
@@ -343,7 +344,7 @@ func (s Spec) ClipCount() int {
 	seeds := float64(max(s.Seeds, 0))
 	total := 0.0
 	for _, d := range distinct(s.Domains) {
-		if d == scene.ObjectsDomain {
+		if domain.Of(d).Class {
 			total += counts * classes * seeds
 			continue
 		}
@@ -399,7 +400,7 @@ func (s Spec) Validate() error {
 	}
 	events, objects := false, false
 	for _, d := range s.Domains {
-		if d == scene.ObjectsDomain {
+		if domain.Of(d).Class {
 			objects = true
 		} else {
 			events = true
@@ -447,7 +448,7 @@ func (s Spec) Plan() ([]scene.Params, error) {
 	var out []scene.Params
 	seen := map[string]bool{}
 	for _, d := range s.Domains {
-		if d == scene.ObjectsDomain {
+		if domain.Of(d).Class {
 			for _, n := range s.Counts {
 				for _, class := range s.Classes {
 					for seed := range s.Seeds {

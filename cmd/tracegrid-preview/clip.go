@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/runner"
@@ -105,7 +106,7 @@ func (o *options) loadClip() (*scene.Clip, *trace.Trace, error) {
 		}
 		return clip, tr, err
 	}
-	objects := o.domain == scene.ObjectsDomain
+	objects := domain.Of(o.domain).Class
 	grid := pipeline.GridPaper
 	if objects {
 		grid = pipeline.GridCountVideoBench
@@ -126,7 +127,7 @@ func (o *options) loadClip() (*scene.Clip, *trace.Trace, error) {
 		spec.Classes, spec.Frequencies = []string{o.class}, nil
 	default:
 		if o.changed("class") {
-			return nil, nil, usageError{fmt.Errorf("--class applies only to the %s domain", scene.ObjectsDomain)}
+			return nil, nil, usageError{fmt.Errorf("--class applies only to the %s domain", domain.Objects)}
 		}
 		switch {
 		case o.n > 0 && !o.changed("f"):
@@ -200,7 +201,7 @@ func (o *options) plan(r *gpu.Renderer, clip *scene.Clip, tr *trace.Trace) (*sam
 // anything is rendered: keyframes on an objects clip, which has no events
 // (eval records such trials as not applicable).
 func (o *options) checkPolicy(clip *scene.Clip, tr *trace.Trace) error {
-	if o.pol != nil && tr.IsObjects() && study.EventPolicy(o.pol) {
+	if o.pol != nil && !domain.Of(tr.Domain).EventPolicies && study.EventPolicy(o.pol) {
 		return usageError{fmt.Errorf("policy %s places its frames at the true events, and objects clip %s has none: eval records it as not applicable", o.pol, clip.P.ID())}
 	}
 	return nil

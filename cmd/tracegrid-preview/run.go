@@ -13,7 +13,7 @@ import (
 	"github.com/go-gl/glfw/v3.3/glfw"
 
 	"github.com/tracegrid/tracegrid/gpu"
-	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 	"github.com/tracegrid/tracegrid/preview"
 	"github.com/tracegrid/tracegrid/scene"
 )
@@ -247,7 +247,7 @@ func (v *view) screenshot(pl *preview.Player, path string) error {
 
 // writePNG writes img to path atomically (temp file + rename).
 func writePNG(path string, img image.Image) error {
-	err := pipeline.WriteFileAtomic(path, func(w io.Writer) error {
+	err := fsutil.WriteFileAtomic(path, func(w io.Writer) error {
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/runner"
@@ -112,7 +113,7 @@ Policies: ` + sampling.Policies,
 				idx.Width, idx.Height = pick(w, clip.P.Width), pick(h, clip.P.Height)
 				stream = src.Stream(cmd.Context(), clip, plan)
 				about := fmt.Sprintf("N=%d, F=%s Hz", tr.N, strconv.FormatFloat(tr.F, 'f', -1, 64))
-				if tr.IsObjects() {
+				if domain.Of(tr.Domain).Class {
 					about = fmt.Sprintf("%d %s objects", tr.N, tr.Class)
 				}
 				sheetOpt = frames.SheetOptions{Title: fmt.Sprintf("%s — %s (%s)", clip.P.ID(), plan.Policy, about),

@@ -15,6 +15,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/report"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/score"
+	"github.com/tracegrid/tracegrid/job"
 )
 
 func newReportCmd() *cobra.Command {
@@ -57,7 +58,7 @@ answer whose count could not be parsed is scored incorrect.`,
 			if err != nil {
 				return err
 			}
-			sheets := &caseSheets{}
+			sheets := &job.CaseSheets{}
 			defer sheets.Close()
 			if err := r.WriteWith(out, report.WriteOptions{Sheets: sheets}); err != nil {
 				return err

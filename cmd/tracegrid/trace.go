@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -31,7 +32,7 @@ func newTraceCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if tr.IsObjects() {
+			if domain.Of(tr.Domain).Truth == domain.TruthObjects {
 				return replayObjects(cmd, tr, at, cmd.Flags().Changed("at"), asJSON)
 			}
 			out := map[string]any{"id": tr.ID, "valid": true, "n": tr.N, "final_count": tr.Final()}

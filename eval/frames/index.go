@@ -12,7 +12,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/sampling"
-	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 )
 
 // IndexName is the index file written beside a plan's images.
@@ -118,7 +118,7 @@ func (d *Dir) AddImage(img Image) error { return d.Add(img.Frame, img.ClipFrame,
 // WriteFile writes another file into the directory (a contact sheet),
 // atomically.
 func (d *Dir) WriteFile(name string, write func(io.Writer) error) error {
-	return pipeline.WriteFileAtomic(filepath.Join(d.Path, name), write)
+	return fsutil.WriteFileAtomic(filepath.Join(d.Path, name), write)
 }
 
 // Close writes frames.json (atomically, fsynced) and returns its bytes.
@@ -131,7 +131,7 @@ func (d *Dir) Close() ([]byte, error) {
 	if d.writeFile != nil {
 		err = d.writeFile(path, b)
 	} else {
-		err = pipeline.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(b); return err })
+		err = fsutil.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(b); return err })
 	}
 	if err != nil {
 		return nil, fmt.Errorf("frames: writing %s: %w", path, err)
