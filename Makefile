@@ -7,6 +7,8 @@ BIN := bin/tracegrid
 # tracegrid-preview (docs/preview.md): a GLFW window over X11/GLX, a second
 # binary so that tracegrid itself never links GLFW; its tests run under Xvfb.
 PREVIEW_BIN := bin/tracegrid-preview
+# A single-node Slurm cluster for the sharding end-to-end test (scripts/slurm).
+CLUSTER_PACKAGES := slurmctld slurmd slurm-client munge jq
 PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 
 # Build and run: GL through EGL (Mesa's llvmpipe where there is no GPU
@@ -16,7 +18,7 @@ PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libx
 # `tracegrid serve`).
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg chromium $(PREVIEW_PACKAGES)
+	libavfilter-dev libavdevice-dev ffmpeg chromium $(PREVIEW_PACKAGES) $(CLUSTER_PACKAGES)
 # Node is taken as found when `npm` is on PATH (machines often carry a
 # NodeSource build whose nodejs conflicts with Debian's npm package);
 # otherwise Debian's nodejs and npm are installed.
@@ -50,6 +52,9 @@ test: vet
 	# The scoring and report packages build and pass without cgo (no GL, no libav).
 	CGO_ENABLED=0 go test -count=1 ./eval/score ./eval/parse ./eval/report ./eval/results
 	$(MAKE) report-check
+	# Sharded render and eval as Slurm job arrays on a real single-node
+	# cluster, merged and compared with one process (docs/cluster.md).
+	TRACEGRID_BIN=$(CURDIR)/$(BIN) bash scripts/slurm/e2e.sh
 
 bench: build
 	bash scripts/bench.sh

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -395,7 +394,7 @@ func writeManifest(path string, entries []Entry, order map[string]int) error {
 		}
 		return sorted[i].ID < sorted[j].ID
 	})
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return fsutil.WriteFileAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, e := range sorted {
 			if err := enc.Encode(e); err != nil {
@@ -419,48 +418,13 @@ func appendManifest(f *os.File, e Entry) error {
 	return f.Sync()
 }
 
-// WriteFileAtomic writes through a temporary file in the same directory,
-// fsyncs it and renames it over path, so readers see the old file or the
-// complete new one, never a part.
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriter(tmp)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// fileSHA256 hashes a file.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+// WriteFileAtomic is fsutil.WriteFileAtomic: temporary file, fsync,
+// rename, directory fsync. It stays until eval/frames, eval/variants and
+// cmd/tracegrid-preview call fsutil.
+//
+// Deprecated: use internal/fsutil.WriteFileAtomic.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	return fsutil.WriteFileAtomic(path, write)
 }
 
 // ErrNoClip is returned by LoadClip for an id the manifest does not list.

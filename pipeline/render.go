@@ -13,11 +13,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/shard"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -35,6 +36,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Log receives progress and resume messages; nil discards them.
 	Log *slog.Logger
+	// Shard, when set and not 1/1, renders only that shard of the plan
+	// into Out, with its manifest in Out/shards/I-of-N (shard.go).
+	Shard shard.Shard
 }
 
 // Summary says what a run did.
@@ -84,19 +88,14 @@ func Render(ctx context.Context, spec Spec, opt Options) (sum Summary, err error
 	if !encode.Available(codecName(spec.Encoder)) {
 		return sum, fmt.Errorf("encoder %q is not available in this libavcodec", codecName(spec.Encoder))
 	}
-	clipsDir := filepath.Join(opt.Out, "clips")
-	if err := os.MkdirAll(clipsDir, 0o755); err != nil {
-		return sum, fmt.Errorf("%w %s is not writable: %w", ErrOutput, opt.Out, err)
-	}
-	unlock, err := lockDir(opt.Out)
+	// The whole directory under its lock, or one shard of the plan (shard.go).
+	o, err := openRenderOutput(spec, plan, opt, log)
 	if err != nil {
 		return sum, err
 	}
-	defer unlock()
-	removeStaleTemps(clipsDir, log)
-	removeStaleTemps(opt.Out, log)
-
-	manifestPath := filepath.Join(opt.Out, ManifestName)
+	defer o.close()
+	plan, clipsDir, manifestPath := o.plan, o.clipsDir, o.manifest
+	sum.Planned = len(plan)
 	order := make(map[string]int, len(plan))
 	for i, p := range plan {
 		order[p.ID()] = i
@@ -299,7 +298,7 @@ func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) 
 		os.Remove(tmp)
 		return Entry{}, err
 	}
-	if err := WriteFileAtomic(tracePath, func(wr io.Writer) error { _, err := wr.Write(traceJSON); return err }); err != nil {
+	if err := fsutil.WriteFileAtomic(tracePath, func(wr io.Writer) error { _, err := wr.Write(traceJSON); return err }); err != nil {
 		os.Remove(tmp)
 		return Entry{}, err
 	}
@@ -307,7 +306,7 @@ func (w *worker) renderClip(ctx context.Context, p scene.Params) (Entry, error) 
 		os.Remove(tmp)
 		return Entry{}, err
 	}
-	sum, err := fileSHA256(videoPath)
+	sum, err := fsutil.FileSHA256(videoPath)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -479,7 +478,7 @@ func verifyEntry(out string, e Entry, want RenderSettings) string {
 	if err != nil {
 		return "video path: " + err.Error()
 	}
-	sum, err := fileSHA256(video)
+	sum, err := fsutil.FileSHA256(video)
 	if err != nil {
 		return "video missing"
 	}
@@ -509,19 +508,15 @@ func verifyEntry(out string, e Entry, want RenderSettings) string {
 // lockDir takes an exclusive lock on the output directory so two runs
 // never write the same clips.
 func lockDir(dir string) (unlock func(), err error) {
-	path := filepath.Join(dir, ".tracegrid.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
+	l, err := fsutil.TryLock(filepath.Join(dir, ".tracegrid.lock"))
+	var le *fsutil.LockError
+	switch {
+	case errors.As(err, &le):
+		return nil, fmt.Errorf("%w %s is in use by another tracegrid run: %w", ErrOutput, dir, le.Err)
+	case err != nil:
 		return nil, fmt.Errorf("%w %s is not writable: %w", ErrOutput, dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%w %s is in use by another tracegrid run: %w", ErrOutput, dir, err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return func() { _ = l.Unlock() }, nil
 }
 
 // removeStaleTemps deletes temporary files a killed run left behind. The

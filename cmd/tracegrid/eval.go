@@ -25,19 +25,30 @@ type evalFlags struct {
 	concurrency, repeats, maxImages                               int
 	dryRun, verbose                                               bool
 	maxUSD                                                        float64
+	batchOut                                                      string
+	batchIn                                                       []string
+	newPrompts, resendBatched                                     bool
 }
 
 func newEvalCmd() *cobra.Command {
 	var f evalFlags
 	cmd := &cobra.Command{
-		Use:   "eval (--config study.yaml | --manifest M --base-url URL --model ID --policy P --prompt T …)",
-		Short: "Evaluate models behind OpenAI-compatible APIs on a manifest's clips (resumable)",
+		Use:   "eval (--config study.yaml | --manifest M --base-url URL --model ID --policy P --prompt T …) [--batch-out DIR | --batch-in FILE…]",
+		Short: "Evaluate models (OpenAI-compatible APIs, Gemini) on a manifest's clips (resumable)",
 		Long: `eval sends every clip of a manifest under every condition (policy × prompt), for every model
-and repetition, to OpenAI-compatible chat servers, and stores one row per trial in an SQLite
-database. A rerun skips finished trials: a killed run resumes with nothing lost and nothing paid
-twice. --dry-run prints the requests, images, tokens and dollars it would spend. API keys are
-read from the environment variable a model names (--api-key-env), never from flags or files.
-The study file is documented in docs/study.md.
+and repetition, to the models' APIs — OpenAI-compatible chat servers, or Gemini through its own
+API — and stores one row per trial in an SQLite database. A rerun skips finished trials: a
+killed run resumes with nothing lost and nothing paid twice. --dry-run prints the requests,
+images, tokens and dollars it would spend. API keys are read from the environment variable a
+model names (--api-key-env; without it, flag mode reads OPENAI_API_KEY when set), never from
+flags or files. The study file is documented in docs/study.md.
+
+--batch-out DIR writes the trials without an answer as OpenAI Batch input files (one model per
+file, split at 50,000 lines and 200 MB; vLLM's run-batch reads them too) and sends nothing;
+submitting them is your step. --batch-in FILE… records batch output files as trials at the
+models' batch prices (idempotent; failed, unknown and malformed lines are listed; exit 1 when
+any). A template changed since a condition's stored trials is refused (exit 2) unless
+--new-prompts records it as a new condition.
 
 One run at a time per study and database: a second is refused (exit 1) while the first holds
 the study's lock. The first Ctrl-C (or SIGTERM) starts no new request, waits up to 30 s for
@@ -45,8 +56,17 @@ the requests already sent and stores their replies, then exits 130; a second Ctr
 once. Exit status: 0 when every trial has an answer; 1 when any has none (failed, or left
 by --max-usd or an interrupt: a line counts them by error kind); 2 for bad input (flags,
 study, manifest, a missing API key); 130 when interrupted.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && len(f.batchIn) == 0 {
+				return fmt.Errorf("unexpected arguments %q (only --batch-in takes several files)", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.batchIn = append(f.batchIn, args...)
+			if f.batchOut != "" && len(f.batchIn) > 0 || (f.batchOut != "" || len(f.batchIn) > 0) && f.dryRun {
+				return usageError{errors.New("--batch-out, --batch-in and --dry-run are separate steps; give one")}
+			}
 			st, err := f.study(cmd)
 			if err != nil {
 				return usageError{err}
@@ -56,6 +76,9 @@ study, manifest, a missing API key); 130 when interrupted.`,
 				return usageError{err}
 			}
 			log := logger(f.verbose)
+			if done, err := shardStudy(cmd, st, set, log); done || err != nil { // --shard (shardflags.go)
+				return err
+			}
 			// The dry run plans every trial: a plan the clips cannot have
 			// (fps:60 on a 30 fps clip, a sampling bound) is bad input found
 			// before anything is sent, not a failure halfway through.
@@ -70,10 +93,18 @@ study, manifest, a missing API key); 130 when interrupted.`,
 			if f.dryRun {
 				return study.WriteEstimates(os.Stdout, es)
 			}
-			// Every key before anything is opened: a missing one is bad input.
-			for _, m := range st.Models {
-				if _, err := m.APIKey(); err != nil {
-					return usageError{err}
+			// Every key before anything is opened: a missing one is bad
+			// input. Batch files need none (nothing is sent).
+			if f.batchOut == "" && len(f.batchIn) == 0 {
+				for _, m := range st.Models {
+					if _, err := m.APIKey(); err != nil {
+						return usageError{err}
+					}
+				}
+			}
+			for _, p := range f.batchIn {
+				if _, err := os.Stat(p); err != nil {
+					return usageError{fmt.Errorf("--batch-in: %w", err)}
 				}
 			}
 			db, err := results.Open(st.DB)
@@ -86,6 +117,14 @@ study, manifest, a missing API key); 130 when interrupted.`,
 				return err
 			}
 			defer r.Close()
+			opts := runner.Options{Study: st, Prompts: set, DB: db, Renderer: r, Log: log, Progress: evalProgress(log),
+				NewPrompts: f.newPrompts, ResendBatched: f.resendBatched}
+			switch {
+			case f.batchOut != "":
+				return writeBatch(cmd.Context(), opts, f.batchOut)
+			case len(f.batchIn) > 0:
+				return readBatch(cmd.Context(), opts, f.batchIn)
+			}
 			log.Info("eval", "study", st.Name, "models", len(st.Models), "conditions", len(st.Conditions), "repetitions", st.Repetitions, "db", st.DB)
 			// The first Ctrl-C (cmd.Context) stops new requests and waits
 			// for those in flight; the second, or drainTimeout, abandons them
@@ -105,8 +144,12 @@ study, manifest, a missing API key); 130 when interrupted.`,
 				case <-finished:
 				}
 			}()
-			sum, err := runner.Run(hardContext(drain), runner.Options{Study: st, Prompts: set, DB: db, Renderer: r, Log: log, Progress: evalProgress(log), Drain: drain})
+			opts.Drain = drain
+			sum, err := runner.Run(hardContext(drain), opts)
 			if sum.Total == 0 && err != nil {
+				if errors.Is(err, runner.ErrPromptChanged) {
+					return usageError{err}
+				}
 				return err // refused before it started (bad clips, the study's lock)
 			}
 			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed, "not_applicable", sum.NotApplicable,
@@ -142,7 +185,12 @@ study, manifest, a missing API key); 130 when interrupted.`,
 	fl.IntVar(&f.maxImages, "max-images", 0, "images per request (0: unlimited)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print requests, images, tokens and cost per model and condition; send nothing")
 	fl.Float64Var(&f.maxUSD, "max-usd", 0, "stop starting trials when the spend reaches this many dollars")
+	fl.StringVar(&f.batchOut, "batch-out", "", "write the trials without an answer as OpenAI Batch input files into this directory; send nothing")
+	fl.StringArrayVar(&f.batchIn, "batch-in", nil, "record batch output files (JSONL) as trials; more files may follow as arguments")
+	fl.BoolVar(&f.newPrompts, "new-prompts", false, "record a condition whose template changed since its stored trials as a new condition (prompt \"<name>+<hash>\") instead of refusing")
+	fl.BoolVar(&f.resendBatched, "resend-batched", false, "send online the trials written to batch files whose output was not read back (paying for them again if the batch also runs)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
+	registerShardFlags(fl)
 	return cmd
 }
 
@@ -155,11 +203,20 @@ func (f evalFlags) study(cmd *cobra.Command) (*study.Study, error) {
 			return nil, err
 		}
 	} else {
-		if f.manifest == "" || f.baseURL == "" || f.model == "" || len(f.policies) == 0 || len(f.prompts) == 0 {
-			return nil, fmt.Errorf("give --config, or --manifest, --base-url, --model, --policy and --prompt")
+		// Flag mode: OPENAI_BASE_URL and OPENAI_API_KEY stand in for flags
+		// that are not given, as in OpenAI's own clients.
+		baseURL, keyEnv := f.baseURL, f.apiKeyEnv
+		if baseURL == "" {
+			baseURL = strings.TrimSpace(os.Getenv("OPENAI_BASE_URL"))
+		}
+		if keyEnv == "" && !cmd.Flags().Changed("api-key-env") && strings.TrimSpace(os.Getenv("OPENAI_API_KEY")) != "" {
+			keyEnv = "OPENAI_API_KEY"
+		}
+		if f.manifest == "" || baseURL == "" || f.model == "" || len(f.policies) == 0 || len(f.prompts) == 0 {
+			return nil, fmt.Errorf("give --config, or --manifest, --base-url (or OPENAI_BASE_URL), --model, --policy and --prompt")
 		}
 		st = &study.Study{Name: "cli", DB: study.DefaultDB, Repetitions: 1,
-			Models: []study.Model{{Name: f.model, BaseURL: f.baseURL, ModelID: f.model, APIKeyEnv: f.apiKeyEnv, MaxRetries: 3}}}
+			Models: []study.Model{{Name: f.model, BaseURL: baseURL, ModelID: f.model, APIKeyEnv: keyEnv, MaxRetries: 3}}}
 	}
 	ch := cmd.Flags().Changed
 	if f.manifest != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/tracegrid/tracegrid/job"
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
@@ -27,7 +28,11 @@ func newRenderCmd() *cobra.Command {
 A rerun into the same DIR skips clips that are complete and verified (video hash and
 trace match); Ctrl-C keeps every finished clip and leaves no partial file. A DIR holds one
 plan: a spec that lacks clips DIR already records is refused (use a new --out). Plans of
-more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.`,
+more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.
+
+--shard I/N renders shard I of N (or the scheduler's array task, docs/cluster.md): its part of
+the plan into the same DIR, with its manifest in DIR/shards/I-of-N/manifest.jsonl; when all
+shards are done, tracegrid merge --render DIR writes DIR/manifest.jsonl.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -42,12 +47,16 @@ more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.`,
 				return err
 			}
 			log := logger(verbose)
-			if err := logViewStats(log, plan); err != nil {
+			sh, err := resolveShard(cmd, log)
+			if err != nil {
+				return err
+			}
+			if err := job.LogViewStats(log, plan); err != nil {
 				return err
 			}
 			log.Info("render", "grid", spec.Grid, "clips", len(plan), "out", out, "size", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "fps", spec.FPS, "encoder", spec.Encoder.Codec, "preset", spec.Encoder.Preset, "crf", spec.Encoder.CRF, "lossless", spec.Encoder.Lossless)
 			sum, err := pipeline.Render(cmd.Context(), spec, pipeline.Options{
-				Out: out, Workers: workers, Log: log, Progress: progress(len(plan), log),
+				Out: out, Workers: workers, Log: log, Progress: progress(len(plan), log), Shard: sh,
 			})
 			if sum.GL.Renderer != "" {
 				log.Info("GL", "renderer", sum.GL.Renderer, "version", sum.GL.Version, "platform", sum.GL.Platform)
@@ -63,7 +72,7 @@ more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.`,
 				fps = float64(sum.Frames) / s
 			}
 			log.Info("done", "rendered", sum.Rendered, "skipped", sum.Skipped, "frames", sum.Frames,
-				"elapsed", sum.Elapsed.Round(time.Millisecond), "frames_per_s", fmt.Sprintf("%.0f", fps), "manifest", out+"/"+pipeline.ManifestName)
+				"elapsed", sum.Elapsed.Round(time.Millisecond), "frames_per_s", fmt.Sprintf("%.0f", fps), "manifest", renderManifest(out, sh))
 			return nil
 		},
 	}
@@ -71,20 +80,27 @@ more than ` + fmt.Sprint(pipeline.ConfirmClips) + ` clips need --yes.`,
 	cmd.Flags().StringVar(&out, "out", "out", "output directory")
 	cmd.Flags().IntVar(&workers, "workers", 0, "clips encoded in parallel (0: one per CPU)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "debug logging")
+	registerShardFlags(cmd.Flags())
 	return cmd
 }
 
 // progress shows a bar on a terminal and a log line every tenth otherwise.
-func progress(total int, log *slog.Logger) func(done, total int) {
+// The bar's total is the one Render reports (a shard's part of the plan).
+func progress(_ int, log *slog.Logger) func(done, total int) {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		bar := progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("clips"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
-		)
-		return func(done, _ int) { _ = bar.Set(done) }
+		var bar *progressbar.ProgressBar
+		return func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total,
+					progressbar.OptionSetWriter(os.Stderr),
+					progressbar.OptionSetDescription("clips"),
+					progressbar.OptionShowCount(),
+					progressbar.OptionSetPredictTime(true),
+					progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
+				)
+			}
+			_ = bar.Set(done)
+		}
 	}
 	last := -1
 	return func(done, total int) {

@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracegrid/tracegrid/pipeline"
-	"github.com/tracegrid/tracegrid/scene"
-	"github.com/tracegrid/tracegrid/trace"
 )
 
 // specFlags are the flags render and run share to choose what to render.
@@ -56,29 +53,4 @@ func (f *specFlags) spec(cmd *cobra.Command) (pipeline.Spec, error) {
 		return spec, usageError{fmt.Errorf("the plan has %d clips, more than %d (the paper grid has 2,190): pass --yes to render it", n, pipeline.ConfirmClips)}
 	}
 	return spec, nil
-}
-
-// logViewStats states, for the objects clips of a plan, how often objects
-// leave the view, next to CountVideoBench's 83.0 % and 3.29 (§4.3). The
-// traces are pure functions of the parameters, so nothing is rendered.
-func logViewStats(log *slog.Logger, plan []scene.Params) error {
-	var trs []*trace.Trace
-	for _, p := range plan {
-		if p.Domain != scene.ObjectsDomain {
-			continue
-		}
-		c, err := scene.New(p)
-		if err != nil {
-			return err
-		}
-		trs = append(trs, c.Trace())
-	}
-	if len(trs) == 0 {
-		return nil
-	}
-	v := trace.SummarizeViews(trs)
-	log.Info("objects in view", "clips", v.Clips,
-		"share_with_an_object_leaving", fmt.Sprintf("%.1f%% (paper 83.0%%)", 100*v.Share),
-		"mean_objects_leaving", fmt.Sprintf("%.2f (paper 3.29)", v.MeanLeaving))
-	return nil
 }

@@ -43,6 +43,10 @@ partial file. --dataset also writes D/dataset.jsonl: one row per clip × policy 
 the request as eval sends it and the answer, for lmms-eval, VLMEvalKit or your own scripts;
 tracegrid ingest records their answers as trials.
 
+--shard I/N makes shard I of N (or the scheduler's array task, docs/cluster.md): its part of
+the clips into the same D, recorded in D/shards/I-of-N/variants.jsonl; tracegrid merge
+--variants D then writes D/variants.jsonl. --dataset is written after the merge, unsharded.
+
 Policies: ` + sampling.Policies,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -91,6 +95,10 @@ Policies: ` + sampling.Policies,
 				return usageError{errors.New("--labels and --prompts shape dataset.jsonl: give --dataset too")}
 			}
 			log := logger(verbose)
+			sh, err := resolveShard(cmd, log)
+			if err != nil {
+				return err
+			}
 			r, err := gpu.NewRenderer()
 			if err != nil {
 				return err
@@ -102,7 +110,7 @@ Policies: ` + sampling.Policies,
 			sum, err := variants.Run(cmd.Context(), variants.Options{
 				Manifest: manifest, Policies: pols, Out: out, As: as, Format: imgFormat, Quality: quality,
 				Width: w, Height: h, Clips: splitList(clips), Workers: workers, Dataset: ds, Renderer: r,
-				Progress: bar, Log: log,
+				Progress: bar, Log: log, Shard: sh,
 			})
 			if errors.Is(err, variants.ErrInput) {
 				return usageError{err}
@@ -133,6 +141,7 @@ Policies: ` + sampling.Policies,
 	f.IntVar(&workers, "workers", 0, "clips made at a time (0: one per CPU)")
 	f.BoolVar(&dataset, "dataset", false, "also write dataset.jsonl for other harnesses (docs/variants.md)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "debug logging")
+	registerShardFlags(f)
 	_ = cmd.MarkFlagRequired("manifest")
 	_ = cmd.MarkFlagRequired("policies")
 	_ = cmd.MarkFlagRequired("out")

@@ -1,32 +1,37 @@
-// Package client sends one chat request to an OpenAI-compatible server
-// (hosted providers, vLLM, Ollama, llama.cpp, the reference server) and
-// returns the reply with its token usage. It wraps
-// github.com/sashabaranov/go-openai with what an evaluation run needs:
-// bounded concurrency and per-model rate limits, retries with exponential
-// backoff, full jitter and Retry-After (every wait capped by BackoffMax,
-// counted against the request's Deadline, and logged when it is 5 s or
-// more), errors classified by kind (a request the server rejects is
-// recorded, not retried), a cap on the reply body read
-// (MaxResponseBytes), native video parts (see transport.go), and an API
-// key that never appears in an error, a log line or a response.
+// Package client sends one chat request to a model under test and returns
+// the reply with its token usage. Two providers sit behind the same Request
+// and Response: Client speaks OpenAI-compatible chat completions (hosted
+// providers, vLLM, Ollama, llama.cpp, the reference server) through
+// github.com/sashabaranov/go-openai, and Gemini speaks the Gemini Developer
+// API's generateContent through the official SDK, google.golang.org/genai
+// (native video with videoMetadata.fps, the Files API above the inline
+// limit, thinking budgets; gemini.go).
 //
-// Use one Client per model, shared by all goroutines sending to it: the
-// concurrency and rate limits are the Client's.
+// Both share what an evaluation run needs (engine.go): bounded concurrency
+// and per-model rate limits, retries with exponential backoff, full jitter
+// and the server's requested wait (Retry-After, or Gemini's RetryInfo
+// retryDelay), every wait capped by BackoffMax, counted against the
+// request's Deadline, and logged when it is 5 s or more; errors classified
+// by kind (a request the server rejects is recorded, not retried); a cap on
+// the reply body read (MaxResponseBytes); and an API key that never
+// appears in an error, a log line or a response.
+//
+// Use one Client (or Gemini) per model, shared by all goroutines sending to
+// it: the concurrency and rate limits are its own.
 package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-	"golang.org/x/time/rate"
 
 	"github.com/tracegrid/tracegrid/eval/chat"
 )
@@ -42,6 +47,12 @@ const (
 	// reads (a chat reply is at most a few hundred KB; a hostile or broken
 	// server could send gigabytes).
 	DefaultMaxResponseBytes = 8 << 20
+	// DefaultInlineLimit is the largest Gemini request sent with its media
+	// inline: Google documents 20 MB for a whole generateContent request
+	// ("if your total request size ... is larger than 20 MB, use the Files
+	// API"). A request whose inline media and text would pass it sends its
+	// videos through the Files API instead (gemini.go).
+	DefaultInlineLimit = 20_000_000
 )
 
 // waitNotice is the shortest wait (before a retry, or for a rate limit)
@@ -96,6 +107,18 @@ type Config struct {
 	// (default DefaultMaxResponseBytes, 8 MiB). A larger body is not read
 	// further: the attempt fails as KindBadResponse and is not retried.
 	MaxResponseBytes int64
+	// ExtraBody is merged at the top level of every OpenAI-compatible
+	// request body (vLLM's mm_processor_kwargs or chat_template_kwargs,
+	// top_k, ...), and recursively into every Gemini request body. It may
+	// not set what the client writes itself (ReservedBodyKeys); a value
+	// that JSON cannot encode is an error of New.
+	ExtraBody map[string]any
+	// InlineLimit is the Gemini provider's limit on a request's inline
+	// size (default DefaultInlineLimit); ignored by Client.
+	InlineLimit int64
+	// FilePoll is how often the Gemini provider asks whether an uploaded
+	// video is ready (state ACTIVE); default 2 s.
+	FilePoll time.Duration
 	// HTTPClient, when set, supplies the transport (its RoundTripper is
 	// wrapped; the client itself is not modified). Tests use it.
 	HTTPClient *http.Client
@@ -135,40 +158,74 @@ func redactedKey(key string) string {
 	return redacted
 }
 
-// Request is one chat request.
+// Request is one chat request. Decoding fields that are nil or empty are
+// not sent (the server's default applies).
 type Request struct {
 	Messages    []chat.Message
 	Temperature *float64 // nil: the server's default; 0 is sent as 0
-	MaxTokens   int      // 0: not sent; sent as max_tokens, or max_completion_tokens for models that require it (o-series, gpt-5)
+	TopP        *float64 // nil: not sent
+	MaxTokens   int      // 0: not sent; OpenAI: max_tokens, or max_completion_tokens for models that require it (o-series, gpt-5); Gemini: maxOutputTokens
 	Seed        *int     // nil: not sent
-	EstTokens   int      // estimated prompt+completion tokens, for TokensPerMinute
+	// ReasoningEffort is sent as reasoning_effort (OpenAI-compatible
+	// only; a Gemini request with one is refused unsent).
+	ReasoningEffort string
+	// ThinkingBudget and ThinkingLevel are Gemini's thinkingConfig
+	// (thinkingBudget tokens, or the thinkingLevel MINIMAL, LOW, MEDIUM,
+	// HIGH); an OpenAI-compatible request with either is refused unsent.
+	ThinkingBudget *int
+	ThinkingLevel  string
+	// VideoFPS is the sampling rate asked for native video parts: Gemini's
+	// videoMetadata.fps (0: the server's default, 1). The OpenAI-compatible
+	// protocol has no such field (vLLM takes it in extra_body's
+	// mm_processor_kwargs), so Client ignores it.
+	VideoFPS  float64
+	EstTokens int // estimated prompt+completion tokens, for TokensPerMinute
 }
 
 // Usage is the token usage the server reported (zero when it reported
-// none).
+// none). CompletionTokens is what is billed as output: for Gemini the
+// candidates' tokens plus the thoughts' (thoughtsTokenCount), which
+// ReasoningTokens repeats; for OpenAI-compatible servers
+// completion_tokens, of which completion_tokens_details.reasoning_tokens
+// is ReasoningTokens.
 type Usage struct {
 	PromptTokens, CompletionTokens, TotalTokens int
+	ReasoningTokens                             int
 }
 
-// Response is a successful completion.
+// Response is a reply.
 type Response struct {
-	Text         string        // the first choice's content (text parts joined when the server sent a list)
-	Usage        Usage         // usage of the successful attempt
-	Latency      time.Duration // duration of the successful attempt (not queueing, rate limits or backoff)
-	Attempts     int           // HTTP attempts, the successful one included
-	Model        string        // the model the server says answered (Config.Model when it does not say)
-	FinishReason string        // "stop", "length", ...; empty when the server sent none
+	Text    string        // the first choice's content (text parts joined when the server sent a list); thoughts excluded
+	Usage   Usage         // usage of the successful attempt
+	Latency time.Duration // duration of the successful attempt (not queueing, rate limits or backoff)
+	// Attempts are the HTTP attempts, the successful one included.
+	Attempts int
+	// Model is the model the server says answered (Config.Model when it
+	// does not say): the completion's model, Gemini's modelVersion.
+	Model string
+	// FinishReason is the server's own word: "stop", "length", ... or
+	// Gemini's STOP, MAX_TOKENS, SAFETY, ...; a Gemini prompt blocked
+	// before any candidate reads "prompt_blocked:" + its blockReason. Empty
+	// when the server sent none.
+	FinishReason string
+	// Blocked says the provider withheld the answer for safety (a blocked
+	// prompt, or a candidate that finished with SAFETY, PROHIBITED_CONTENT,
+	// BLOCKLIST, SPII, RECITATION or IMAGE_SAFETY): a reply with no
+	// count, not an error to retry.
+	Blocked bool
+	// Reasoning is the reasoning text the provider returned beside the
+	// answer (reasoning_content or reasoning of OpenAI-compatible servers,
+	// Gemini's thought parts); "" when none. It is stored, never parsed.
+	Reasoning string
+	// RequestID is the provider's id of the exchange: the x-request-id
+	// header when sent, else the completion's id (Gemini: responseId).
+	RequestID string
 }
 
 // Client sends chat requests for one model. It is safe for concurrent use.
 type Client struct {
-	cfg                 Config
+	*engine
 	api                 *openai.Client
-	scrub               scrubber
-	log                 *slog.Logger
-	slots               chan struct{}
-	requests            *rate.Limiter   // nil: unlimited
-	tokens              *tokenBudget    // nil: unlimited
 	maxCompletionTokens bool            // send MaxTokens as max_completion_tokens
 	ownTransport        *http.Transport // the transport New made (nil when Config.HTTPClient supplied one)
 }
@@ -189,8 +246,9 @@ func (c *Client) String() string {
 
 // New validates cfg, fills defaults and builds a Client.
 func New(cfg Config) (*Client, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("client: Model is required")
+	cfg, err := normalize(cfg)
+	if err != nil {
+		return nil, err
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -200,89 +258,29 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" && strings.Contains(cfg.BaseURL, cfg.APIKey) {
 		return nil, errors.New("client: BaseURL must not contain the API key")
 	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Timeout", int64(cfg.Timeout)}, {"Concurrency", int64(cfg.Concurrency)},
-		{"RequestsPerMinute", int64(cfg.RequestsPerMinute)}, {"TokensPerMinute", int64(cfg.TokensPerMinute)},
-		{"BackoffBase", int64(cfg.BackoffBase)}, {"BackoffMax", int64(cfg.BackoffMax)},
-		{"Deadline", int64(cfg.Deadline)}, {"MaxResponseBytes", cfg.MaxResponseBytes},
-	} {
-		if f.v < 0 {
-			return nil, fmt.Errorf("client: %s must not be negative", f.name)
-		}
+	if err := CheckExtraBody(ProviderOpenAI, cfg.ExtraBody); err != nil {
+		return nil, err
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	switch {
-	case cfg.MaxRetries == 0:
-		cfg.MaxRetries = DefaultMaxRetries
-	case cfg.MaxRetries < 0:
-		cfg.MaxRetries = 0
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.BackoffBase == 0 {
-		cfg.BackoffBase = DefaultBackoffBase
-	}
-	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
-	}
-	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if cfg.BackoffMax < cfg.BackoffBase {
-		return nil, fmt.Errorf("client: BackoffMax %s is below BackoffBase %s", cfg.BackoffMax, cfg.BackoffBase)
-	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-
-	sc := scrubber{secret: cfg.APIKey}
-	var hc http.Client
-	var base http.RoundTripper
-	var own *http.Transport
-	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
-		base = cfg.HTTPClient.Transport
-	}
-	if base == nil {
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			// Our own pool, sized so that Concurrency connections stay
-			// open between requests.
-			own = dt.Clone()
-			own.MaxIdleConnsPerHost = max(cfg.Concurrency, own.MaxIdleConnsPerHost)
-			base = own
-		} else {
-			base = http.DefaultTransport
-		}
-	}
-	hc.Transport = &transport{base: base, scrub: sc, maxBody: cfg.MaxResponseBytes}
+	e := newEngine(cfg)
+	hc, own := e.httpClient("")
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = &hc
-
-	// go-openai refuses max_tokens for models that take
-	// max_completion_tokens; ask its own validator which kind this is.
-	probe := openai.ChatCompletionRequest{Model: cfg.Model, MaxTokens: 1}
-	mct := errors.Is(openai.NewReasoningValidator().Validate(probe), openai.ErrReasoningModelMaxTokensDeprecated)
+	oc.HTTPClient = hc
 
 	return &Client{
-		cfg:                 cfg,
+		engine:              e,
 		api:                 openai.NewClientWithConfig(oc),
-		scrub:               sc,
-		log:                 logger,
-		slots:               make(chan struct{}, cfg.Concurrency),
-		requests:            newRequestLimiter(cfg.RequestsPerMinute),
-		tokens:              newTokenBudget(cfg.TokensPerMinute),
-		maxCompletionTokens: mct,
+		maxCompletionTokens: usesMaxCompletionTokens(cfg.Model),
 		ownTransport:        own,
 	}, nil
+}
+
+// usesMaxCompletionTokens asks go-openai's own validator whether the model
+// refuses max_tokens (o-series, gpt-5: max_completion_tokens instead).
+func usesMaxCompletionTokens(model string) bool {
+	probe := openai.ChatCompletionRequest{Model: model, MaxTokens: 1}
+	return errors.Is(openai.NewReasoningValidator().Validate(probe), openai.ErrReasoningModelMaxTokensDeprecated)
 }
 
 // Chat sends req and returns the first choice. It waits for a concurrency
@@ -292,149 +290,80 @@ func New(cfg Config) (*Client, error) {
 // invalid requests and auth failures are returned after one attempt. The
 // error is always an *Error; it is KindCanceled as soon as ctx ends.
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
-	msgs, videos, err := translate(req.Messages)
+	oreq, ex, err := c.prepare(req)
 	if err != nil {
 		return Response{}, (&Error{Kind: KindInvalidRequest, Message: c.scrub.scrub(err.Error())}).notSent()
 	}
-	oreq := openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs, Seed: req.Seed}
+	return c.run(ctx, req.EstTokens, func(ctx, dctx context.Context) (Response, *Error) {
+		x := *ex // a fresh exchange per attempt, sharing the request's rewrites
+		return c.attempt(ctx, dctx, oreq, &x)
+	})
+}
+
+// prepare builds the go-openai request and the body rewrites of req (see
+// transport.go): video parts, and the fields go-openai cannot write as we
+// need them — temperature (0 is a value, and go-openai's own validator
+// would refuse what a study explicitly sends), top_p, and ExtraBody.
+func (c *Client) prepare(req Request) (openai.ChatCompletionRequest, *exchange, error) {
+	if req.ThinkingBudget != nil || req.ThinkingLevel != "" {
+		return openai.ChatCompletionRequest{}, nil, errors.New("thinking_budget and thinking_level are Gemini settings; an OpenAI-compatible model takes reasoning_effort (or extra_body)")
+	}
+	msgs, videos, err := translate(req.Messages)
+	if err != nil {
+		return openai.ChatCompletionRequest{}, nil, err
+	}
+	oreq := openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs, Seed: req.Seed, ReasoningEffort: req.ReasoningEffort}
 	if c.maxCompletionTokens {
 		oreq.MaxCompletionTokens = req.MaxTokens
 	} else {
 		oreq.MaxTokens = req.MaxTokens
 	}
-	temperatureZero := false
+	sets := map[string]any{}
+	for k, v := range c.cfg.ExtraBody {
+		sets[k] = v
+	}
 	if req.Temperature != nil {
-		oreq.Temperature = float32(*req.Temperature)
-		temperatureZero = oreq.Temperature == 0
+		sets["temperature"] = *req.Temperature
 	}
-
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return Response{}, canceled(ctx, 0)
+	if req.TopP != nil {
+		sets["top_p"] = *req.TopP
 	}
-	defer func() { <-c.slots }()
-
-	// dctx carries the request's deadline; ctx stays the caller's, so
-	// that its end (KindCanceled) is told apart from the deadline's
-	// (KindTimeout).
-	dctx := ctx
-	if c.cfg.Deadline > 0 {
-		var cancel context.CancelFunc
-		dctx, cancel = context.WithTimeoutCause(ctx, c.cfg.Deadline, errDeadline)
-		defer cancel()
-	}
-
-	for attempt := 1; ; attempt++ {
-		if err := c.waitRequests(ctx, dctx); err != nil {
-			return Response{}, c.stopped(ctx, dctx, attempt-1, "waiting for requests_per_minute")
-		}
-		start := time.Now()
-		charged, err := c.tokens.take(dctx, req.EstTokens)
-		if err != nil {
-			return Response{}, c.stopped(ctx, dctx, attempt-1, "waiting for tokens_per_minute")
-		}
-		if waited := time.Since(start); waited >= waitNotice {
-			c.log.LogAttrs(ctx, slog.LevelInfo, "waited for the tokens-per-minute limit",
-				slog.String("model", c.cfg.Model), slog.Duration("wait", waited.Round(time.Millisecond)))
-		}
-		resp, ferr := c.attempt(ctx, dctx, oreq, &exchange{videos: videos, temperatureZero: temperatureZero})
-		if ferr == nil {
-			c.tokens.settle(charged, resp.Usage.TotalTokens)
-			resp.Attempts = attempt
-			return resp, nil
-		}
-		if ferr.unsent {
-			return Response{}, ferr
-		}
-		ferr.Attempts = attempt
-		if ferr.Kind == KindCanceled || !ferr.retryable() || attempt > c.cfg.MaxRetries || dctx.Err() != nil {
-			return Response{}, ferr
-		}
-		delay, reason := c.backoff(attempt, ferr.retryAfter), c.waitReason(attempt, ferr.retryAfter)
-		reason += fmt.Sprintf(" after %s", ferr.Kind)
-		if ferr.Status != 0 {
-			reason += fmt.Sprintf(" (HTTP %d)", ferr.Status)
-		}
-		if dl, ok := dctx.Deadline(); ok && time.Until(dl) < delay {
-			left := max(time.Until(dl), 0).Round(time.Millisecond)
-			c.log.LogAttrs(ctx, slog.LevelInfo, "chat request failed; not retrying: the wait would pass the request's deadline",
-				slog.String("model", c.cfg.Model), slog.Int("attempt", attempt), slog.String("reason", reason),
-				slog.Duration("wait", delay.Round(time.Millisecond)), slog.Duration("deadline_left", left))
-			ferr.Message += fmt.Sprintf("; not retried: waiting %s (%s) would pass the request's deadline (%s left)", delay.Round(time.Millisecond), reason, left)
-			return Response{}, ferr
-		}
-		level := slog.LevelDebug
-		if delay >= waitNotice {
-			level = slog.LevelInfo
-		}
-		c.log.LogAttrs(ctx, level, "chat request failed; waiting before retrying",
-			slog.String("model", c.cfg.Model),
-			slog.Int("attempt", attempt),
-			slog.String("kind", string(ferr.Kind)),
-			slog.Int("status", ferr.Status),
-			slog.String("message", ferr.Message),
-			slog.String("reason", reason),
-			slog.Duration("delay", delay))
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-dctx.Done():
-			t.Stop()
-			return Response{}, c.stopped(ctx, dctx, attempt, "waiting to retry")
-		}
-	}
+	return oreq, &exchange{videos: videos, sets: sets}, nil
 }
 
-// errDeadline is the cause of a request's context when Config.Deadline
-// ends it.
-var errDeadline = errors.New("request deadline passed")
-
-// waitRequests waits for the requests-per-minute limiter, logging a wait
-// of waitNotice or more before it starts. A wait that would pass dctx's
-// deadline is refused at once.
-func (c *Client) waitRequests(ctx, dctx context.Context) error {
-	if c.requests == nil {
-		return nil
+// BatchBody is the body of req as Chat would send it (the same JSON, video
+// parts, temperature and ExtraBody), for a line of an OpenAI Batch input
+// file. It sends nothing.
+func (c *Client) BatchBody(req Request) (json.RawMessage, error) {
+	oreq, ex, err := c.prepare(req)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s", c.scrub.scrub(err.Error()))
 	}
-	r := c.requests.Reserve()
-	d := r.Delay()
-	if d == 0 {
-		return nil
+	b, err := json.Marshal(oreq)
+	if err != nil {
+		return nil, fmt.Errorf("client: encode request: %w", err)
 	}
-	if dl, ok := dctx.Deadline(); ok && time.Until(dl) < d {
-		r.Cancel()
-		return context.DeadlineExceeded
+	if ex.rewrites() {
+		if b, err = rewriteBody(b, ex.videos, ex.sets); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
 	}
-	if d >= waitNotice {
-		c.log.LogAttrs(ctx, slog.LevelInfo, "waiting for the requests-per-minute limit",
-			slog.String("model", c.cfg.Model), slog.Duration("wait", d.Round(time.Millisecond)))
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-dctx.Done():
-		r.Cancel()
-		return dctx.Err()
-	}
+	return b, nil
 }
 
-// stopped is the error of a Chat call that ended while waiting or
-// sending: KindCanceled when the caller's ctx ended (or a limiter wait
-// would pass its deadline), KindTimeout when the request's own deadline
-// did (or a wait would pass it).
-func (c *Client) stopped(ctx, dctx context.Context, attempts int, while string) *Error {
-	if ctx.Err() != nil || dctx == ctx {
-		return canceled(ctx, attempts)
+// ParseCompletion reads a chat completion body — a line of an OpenAI
+// Batch output file — as Chat reads a reply (text, usage, model, finish
+// reason, reasoning, the completion's id). Attempts and Latency are zero.
+func (c *Client) ParseCompletion(body []byte) (Response, error) {
+	var out openai.ChatCompletionResponse
+	if err := json.Unmarshal(body, &out); err != nil {
+		return Response{}, fmt.Errorf("client: not a chat completion: %s", truncate(c.scrub.scrub(err.Error())))
 	}
-	own, _ := dctx.Deadline()
-	if theirs, ok := ctx.Deadline(); dctx.Err() != nil || !ok || own.Before(theirs) {
-		return &Error{Kind: KindTimeout, Attempts: attempts,
-			Message: fmt.Sprintf("the request's deadline (%s) passed while %s", c.cfg.Deadline, while)}
+	resp, ferr := c.fromCompletion(out, body, "")
+	if ferr != nil {
+		return Response{}, ferr
 	}
-	return canceled(ctx, attempts)
+	return resp, nil
 }
 
 // attempt makes one HTTP exchange under the per-attempt timeout.
@@ -446,14 +375,29 @@ func (c *Client) attempt(ctx, dctx context.Context, oreq openai.ChatCompletionRe
 	out, err := c.api.CreateChatCompletion(context.WithValue(actx, exchangeKey{}, ex), oreq)
 	latency := time.Since(start)
 	if err != nil {
-		e := c.classify(err, ctx, actx, ex)
-		if e.Kind == KindTimeout && dctx.Err() != nil && ctx.Err() == nil {
-			e.Message = fmt.Sprintf("no complete response before the request's deadline (%s)", c.cfg.Deadline)
-		}
-		return Response{}, e
+		return Response{}, c.deadlineMessage(ctx, dctx, c.classify(err, ctx, actx, ex))
 	}
+	var raw []byte
+	if ex.raw != nil {
+		raw = ex.raw.Bytes()
+	}
+	resp, ferr := c.fromCompletion(out, raw, ex.requestID)
+	if ferr != nil {
+		ferr.Status = ex.status
+		return Response{}, ferr
+	}
+	resp.Latency = latency
+	return resp, nil
+}
+
+// fromCompletion reads a completion: the first choice's text (text parts
+// joined when the server sent a list), usage, model, finish reason,
+// reasoning text (go-openai's reasoning_content, else the "reasoning"
+// field vLLM and others send, read from raw) and request id (the header's
+// when given, else the completion's id).
+func (c *Client) fromCompletion(out openai.ChatCompletionResponse, raw []byte, requestID string) (Response, *Error) {
 	if len(out.Choices) == 0 {
-		return Response{}, &Error{Kind: KindBadResponse, Status: ex.status, Message: "response has no choices"}
+		return Response{}, &Error{Kind: KindBadResponse, Message: "response has no choices"}
 	}
 	choice := out.Choices[0]
 	text := choice.Message.Content
@@ -466,6 +410,19 @@ func (c *Client) attempt(ctx, dctx context.Context, oreq openai.ChatCompletionRe
 		}
 		text = strings.Join(parts, "")
 	}
+	reasoning := choice.Message.ReasoningContent
+	if reasoning == "" && len(raw) > 0 {
+		var extra struct {
+			Choices []struct {
+				Message struct {
+					Reasoning string `json:"reasoning"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(raw, &extra) == nil && len(extra.Choices) > 0 {
+			reasoning = extra.Choices[0].Message.Reasoning
+		}
+	}
 	model := out.Model
 	if model == "" {
 		model = c.cfg.Model
@@ -474,50 +431,24 @@ func (c *Client) attempt(ctx, dctx context.Context, oreq openai.ChatCompletionRe
 	if choice.FinishReason != openai.FinishReasonNull {
 		finish = string(choice.FinishReason)
 	}
+	if requestID == "" {
+		requestID = out.ID
+	}
+	u := Usage{
+		PromptTokens:     out.Usage.PromptTokens,
+		CompletionTokens: out.Usage.CompletionTokens,
+		TotalTokens:      out.Usage.TotalTokens,
+	}
+	if d := out.Usage.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
+	}
 	return Response{
-		Text: c.scrub.scrub(text),
-		Usage: Usage{
-			PromptTokens:     out.Usage.PromptTokens,
-			CompletionTokens: out.Usage.CompletionTokens,
-			TotalTokens:      out.Usage.TotalTokens,
-		},
-		Latency:      latency,
+		Text:         c.scrub.scrub(text),
+		Usage:        u,
 		Model:        c.scrub.scrub(model),
 		FinishReason: c.scrub.scrub(finish),
+		Blocked:      choice.FinishReason == openai.FinishReasonContentFilter,
+		Reasoning:    c.scrub.scrub(reasoning),
+		RequestID:    c.scrub.scrub(requestID),
 	}, nil
-}
-
-// backoff is the wait before retry number attempt (1-based): the server's
-// Retry-After when given, else full jitter over an exponential ceiling;
-// BackoffMax caps both.
-func (c *Client) backoff(attempt int, ra retryAfter) time.Duration {
-	if ra.set {
-		return min(ra.delay, c.cfg.BackoffMax)
-	}
-	ceiling := c.cfg.BackoffBase
-	for i := 1; i < attempt && ceiling < c.cfg.BackoffMax; i++ {
-		ceiling *= 2
-	}
-	ceiling = min(ceiling, c.cfg.BackoffMax)
-	return time.Duration(rand.Int64N(int64(ceiling) + 1))
-}
-
-// waitReason says why backoff chose its wait, for the log and errors.
-func (c *Client) waitReason(attempt int, ra retryAfter) string {
-	switch {
-	case ra.set && ra.delay > c.cfg.BackoffMax:
-		return fmt.Sprintf("the server asked for %s (Retry-After), cut to the %s cap", ra.delay.Round(time.Millisecond), c.cfg.BackoffMax)
-	case ra.set:
-		return "the server asked for it (Retry-After)"
-	}
-	return fmt.Sprintf("backoff before retry %d", attempt)
-}
-
-func canceled(ctx context.Context, attempts int) *Error {
-	if cause := ctx.Err(); cause != nil {
-		return &Error{Kind: KindCanceled, Message: cause.Error(), Attempts: attempts, cause: cause}
-	}
-	// A limiter refused at once: its wait would pass ctx's deadline.
-	return &Error{Kind: KindCanceled, Message: "rate-limit wait would pass the context deadline",
-		Attempts: attempts, cause: context.DeadlineExceeded}
 }

@@ -435,12 +435,12 @@ func TestRewriteBodyRejectsMismatchedPlaceholders(t *testing.T) {
 		"not JSON":      []byte("{"),
 	}
 	for name, b := range cases {
-		if _, err := rewriteBody(b, []string{"data:video/mp4;base64,AA"}, false); err == nil {
+		if _, err := rewriteBody(b, []string{"data:video/mp4;base64,AA"}, nil); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 	// A placeholder inside text is text, not a video.
-	out, err := rewriteBody([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"`+videoScheme+`0"},`+part(videoScheme+"0")+`]}],"n":1.50}`), []string{"V"}, false)
+	out, err := rewriteBody([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"`+videoScheme+`0"},`+part(videoScheme+"0")+`]}],"n":1.50}`), []string{"V"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -933,15 +933,15 @@ func TestParseRetryAfter(t *testing.T) {
 		want retryAfter
 	}{
 		{http.Header{}, retryAfter{}},
-		{http.Header{"Retry-After": {"7"}}, retryAfter{true, 7 * time.Second}},
-		{http.Header{"Retry-After": {"1.5"}}, retryAfter{true, 1500 * time.Millisecond}},
-		{http.Header{"Retry-After": {"0"}}, retryAfter{true, 0}},
+		{http.Header{"Retry-After": {"7"}}, retryAfter{set: true, delay: 7 * time.Second}},
+		{http.Header{"Retry-After": {"1.5"}}, retryAfter{set: true, delay: 1500 * time.Millisecond}},
+		{http.Header{"Retry-After": {"0"}}, retryAfter{set: true, delay: 0}},
 		{http.Header{"Retry-After": {"-3"}}, retryAfter{}},
 		{http.Header{"Retry-After": {"soon"}}, retryAfter{}},
-		{http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, retryAfter{true, 90 * time.Second}},
-		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, retryAfter{true, 0}},
-		{http.Header{"Retry-After": {"1e300"}}, retryAfter{true, 24 * time.Hour}},
-		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, retryAfter{true, 250 * time.Millisecond}},
+		{http.Header{"Retry-After": {now.Add(90 * time.Second).Format(http.TimeFormat)}}, retryAfter{set: true, delay: 90 * time.Second}},
+		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, retryAfter{set: true, delay: 0}},
+		{http.Header{"Retry-After": {"1e300"}}, retryAfter{set: true, delay: 24 * time.Hour}},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, retryAfter{set: true, delay: 250 * time.Millisecond}},
 	}
 	for _, tc := range cases {
 		if got := parseRetryAfter(tc.h, now); got != tc.want {
@@ -951,7 +951,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestBackoffFullJitter(t *testing.T) {
-	c := &Client{cfg: Config{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}}
+	c := &engine{cfg: Config{BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond}}
 	for attempt := 1; attempt <= 40; attempt++ {
 		ceiling := min(10*time.Millisecond<<min(attempt-1, 20), 100*time.Millisecond)
 		var top time.Duration

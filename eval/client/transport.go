@@ -34,10 +34,18 @@ import (
 //     every placeholder was used exactly once, re-encodes the body and sets
 //     ContentLength (and GetBody) to match.
 //
-// The same mechanism restores an explicit "temperature": 0, which
-// go-openai's float32 `omitempty` field would drop (evaluations run
-// greedy; a server's default temperature is not 0). A request with no
-// video and no zero temperature is passed through byte for byte.
+// The same mechanism sets top-level fields go-openai cannot write as we
+// need them: "temperature" (go-openai's float32 `omitempty` field would
+// drop an explicit 0 — evaluations run greedy, and a server's default
+// temperature is not 0 — and its own validator would refuse a temperature
+// that a study sends on purpose to a model it thinks takes none), "top_p",
+// and every key of Config.ExtraBody (vLLM's mm_processor_kwargs, ...),
+// merged at the top level. A request with nothing to rewrite is passed
+// through byte for byte.
+//
+// The transport also keeps, per attempt, the response's status,
+// Retry-After, x-request-id header and body (up to MaxResponseBytes, for
+// the fields go-openai does not decode, such as vLLM's "reasoning").
 //
 // Image parts whose URL starts with videoScheme are refused, so a
 // placeholder cannot be confused with a real image; text parts are never
@@ -51,16 +59,18 @@ func videoPlaceholder(i int) string { return videoScheme + strconv.Itoa(i) }
 // CreateChatCompletion, so no lock is needed.
 type exchange struct {
 	// Set by Chat.
-	videos          []string // real URLs of the video parts, by placeholder index
-	temperatureZero bool     // write "temperature": 0 into the body
+	videos []string       // real URLs of the video parts, by placeholder index
+	sets   map[string]any // top-level body fields to set (temperature, top_p, ExtraBody)
 
 	// Set by transport.
 	sent       bool       // the request went to the network
 	status     int        // status of the response, 0 if none
 	retryAfter retryAfter // the response's Retry-After / retry-after-ms
+	requestID  string     // the response's x-request-id header
+	raw        *bytes.Buffer
 }
 
-func (x *exchange) rewrites() bool { return len(x.videos) > 0 || x.temperatureZero }
+func (x *exchange) rewrites() bool { return len(x.videos) > 0 || len(x.sets) > 0 }
 
 type exchangeKey struct{}
 
@@ -70,6 +80,10 @@ type transport struct {
 	base    http.RoundTripper
 	scrub   scrubber
 	maxBody int64 // response bodies are cut here (limitedBody); 0: no cap
+	// dropHeader, when set, is removed from every request (the Gemini
+	// SDK's x-goog-api-key when the study names no key: the SDK would
+	// otherwise send one it found in the environment).
+	dropHeader string
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -82,7 +96,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
-		body, err = rewriteBody(body, ex.videos, ex.temperatureZero)
+		body, err = rewriteBody(body, ex.videos, ex.sets)
 		if err != nil {
 			return nil, &rewriteError{err: err}
 		}
@@ -91,6 +105,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		req.ContentLength = int64(len(body))
 		req.Header.Del("Content-Length") // the client writes ContentLength; keep no stale copy
+	}
+	if t.dropHeader != "" && req.Header.Get(t.dropHeader) != "" {
+		req = req.Clone(req.Context())
+		req.Header.Del(t.dropHeader)
 	}
 	if ex != nil {
 		ex.sent = true
@@ -102,12 +120,32 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ex != nil {
 		ex.status = resp.StatusCode
 		ex.retryAfter = parseRetryAfter(resp.Header, time.Now())
+		ex.requestID = resp.Header.Get("X-Request-Id")
 	}
 	if t.maxBody > 0 && resp.Body != nil {
 		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBody, limit: t.maxBody}
 	}
+	if ex != nil && resp.Body != nil && resp.StatusCode/100 == 2 {
+		ex.raw = &bytes.Buffer{}
+		resp.Body = &capturedBody{rc: resp.Body, copy: ex.raw}
+	}
 	return resp, nil
 }
+
+// capturedBody keeps a copy of what is read (already capped by
+// limitedBody).
+type capturedBody struct {
+	rc   io.ReadCloser
+	copy *bytes.Buffer
+}
+
+func (b *capturedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.copy.Write(p[:n])
+	return n, err
+}
+
+func (b *capturedBody) Close() error { return b.rc.Close() }
 
 // limitedBody reads a response body up to limit bytes; past it, Read
 // fails with a *tooLargeError instead of reading the rest (a hostile
@@ -170,9 +208,10 @@ func (e *rewriteError) Error() string { return "video rewrite: " + e.err.Error()
 func (e *rewriteError) Unwrap() error { return e.err }
 
 // rewriteBody replaces the video placeholders of a chat completion body
-// and, when asked, sets "temperature": 0. Numbers are kept as written
-// (json.Number); HTML characters are not escaped.
-func rewriteBody(body []byte, videos []string, temperatureZero bool) ([]byte, error) {
+// and sets the top-level fields of sets (replacing what go-openai wrote).
+// Numbers are kept as written (json.Number); HTML characters are not
+// escaped.
+func rewriteBody(body []byte, videos []string, sets map[string]any) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var root map[string]any
@@ -214,8 +253,8 @@ func rewriteBody(body []byte, videos []string, temperatureZero bool) ([]byte, er
 			return nil, fmt.Errorf("video %d missing from the request body", k)
 		}
 	}
-	if temperatureZero {
-		root["temperature"] = 0
+	for k, v := range sets {
+		root[k] = v
 	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -230,6 +269,15 @@ func rewriteBody(body []byte, videos []string, temperatureZero bool) ([]byte, er
 type retryAfter struct {
 	set   bool
 	delay time.Duration
+	from  string // where the server said it; "" is the Retry-After header
+}
+
+// source names where the wait was asked for.
+func (r retryAfter) source() string {
+	if r.from == "" {
+		return "Retry-After"
+	}
+	return r.from
 }
 
 // parseRetryAfter reads retry-after-ms (Azure, OpenAI: milliseconds) or

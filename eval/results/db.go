@@ -287,9 +287,16 @@ CREATE TABLE IF NOT EXISTS trials (
 	error_kind        TEXT    NOT NULL,
 	attempts          INTEGER NOT NULL,
 	finished_at       TEXT,
+	finish_reasons    TEXT    NOT NULL DEFAULT '[]',
+	served_model      TEXT    NOT NULL DEFAULT '',
+	reasoning         TEXT    NOT NULL DEFAULT '[]',
+	request_ids       TEXT    NOT NULL DEFAULT '[]',
+	reasoning_tokens  INTEGER NOT NULL DEFAULT 0,
+	template_hash     TEXT    NOT NULL DEFAULT '',
+	batch_file        TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)
 );
-`
+` + tablesV3
 
 // create makes the tables in one write transaction. Two processes creating
 // the same file at once are serialised by BEGIN IMMEDIATE; the second finds
@@ -379,7 +386,8 @@ func (k *Key) dest() []any {
 
 const columns = `study, model, clip, policy, labels, prompt, repeat, domain, n, f, seed, trace,
 	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
-	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at`
+	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at,
+	finish_reasons, served_model, reasoning, request_ids, reasoning_tokens, template_hash, batch_file`
 
 var upsertSQL = func() string {
 	names := strings.Split(strings.Join(strings.Fields(columns), ""), ",")
@@ -430,8 +438,8 @@ func (db *DB) Put(ctx context.Context, t Trial) error {
 
 // args are the column values, in the order of columns.
 func (t *Trial) args() ([]any, error) {
-	var js [4]string
-	for i, v := range []any{t.FrameTimes, t.Responses, toEvents(t.Events), t.ParseFlags} {
+	var js [7]string
+	for i, v := range []any{t.FrameTimes, t.Responses, toEvents(t.Events), t.ParseFlags, nonNil(t.FinishReasons), nonNil(t.Reasoning), nonNil(t.RequestIDs)} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
@@ -453,6 +461,7 @@ func (t *Trial) args() ([]any, error) {
 		js[0], t.Images, t.ImageBytes, t.PromptHash, js[1], count, t.CountSource, js[2], js[3],
 		t.Usage.PromptTokens, t.Usage.CompletionTokens, t.Usage.TotalTokens, t.LatencyMS, t.CostUSD,
 		t.Error, t.ErrorKind, t.Attempts, finished,
+		js[4], t.ServedModel, js[5], js[6], t.Usage.ReasoningTokens, t.TemplateHash, t.BatchFile,
 	}, nil
 }
 
@@ -465,11 +474,13 @@ func scanTrial(s scanner) (Trial, error) {
 		trace, finished                   sql.NullString
 		count                             sql.NullInt64
 		frameTimes, resp, evs, parseFlags string
+		finishes, reasoning, requestIDs   string
 	)
 	err := s.Scan(append(t.Key.dest(), &t.Domain, &t.N, &t.F, &t.Seed, &trace,
 		&frameTimes, &t.Images, &t.ImageBytes, &t.PromptHash, &resp, &count, &t.CountSource, &evs, &parseFlags,
 		&t.Usage.PromptTokens, &t.Usage.CompletionTokens, &t.Usage.TotalTokens, &t.LatencyMS, &t.CostUSD,
-		&t.Error, &t.ErrorKind, &t.Attempts, &finished)...)
+		&t.Error, &t.ErrorKind, &t.Attempts, &finished,
+		&finishes, &t.ServedModel, &reasoning, &requestIDs, &t.Usage.ReasoningTokens, &t.TemplateHash, &t.BatchFile)...)
 	if err != nil {
 		return Trial{}, err
 	}
@@ -489,12 +500,18 @@ func scanTrial(s scanner) (Trial, error) {
 	for _, c := range []struct {
 		name, text string
 		dst        any
-	}{{"frame_times", frameTimes, &t.FrameTimes}, {"responses", resp, &t.Responses}, {"events", evs, &events}, {"parse_flags", parseFlags, &t.ParseFlags}} {
+	}{{"frame_times", frameTimes, &t.FrameTimes}, {"responses", resp, &t.Responses}, {"events", evs, &events}, {"parse_flags", parseFlags, &t.ParseFlags},
+		{"finish_reasons", finishes, &t.FinishReasons}, {"reasoning", reasoning, &t.Reasoning}, {"request_ids", requestIDs, &t.RequestIDs}} {
 		if err := json.Unmarshal([]byte(c.text), c.dst); err != nil {
 			return Trial{}, fmt.Errorf("%s: %s: %w", t.Key, c.name, err)
 		}
 	}
 	t.Events = fromEvents(events)
+	for _, l := range []*[]string{&t.FinishReasons, &t.Reasoning, &t.RequestIDs} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
 	return t, nil
 }
 

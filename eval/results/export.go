@@ -66,6 +66,12 @@ var exportColumns = []column{
 		}
 		return t.Trace
 	}},
+	{"finish_reasons", func(t *Trial) any { return nonNil(t.FinishReasons) }},
+	{"served_model", func(t *Trial) any { return t.ServedModel }},
+	{"request_ids", func(t *Trial) any { return nonNil(t.RequestIDs) }},
+	{"reasoning", func(t *Trial) any { return nonNil(t.Reasoning) }},
+	{"template_hash", func(t *Trial) any { return t.TemplateHash }},
+	{"batch_file", func(t *Trial) any { return t.BatchFile }},
 }
 
 func nonNil[T any](s []T) []T {
@@ -105,8 +111,11 @@ func encode(v any) ([]byte, error) {
 // "completion_tokens","total_tokens"}), cost (USD), latency_ms, attempts,
 // error, error_kind, done (Trial.Done), finished_at (RFC 3339 UTC, null when
 // unset), the request summary (frame_times, images, image_bytes,
-// prompt_hash), responses, and trace (the clip's trace object, null when
-// not stored).
+// prompt_hash), responses, trace (the clip's trace object, null when not
+// stored), and what the provider said: finish_reasons, served_model,
+// request_ids and reasoning (lists per reply), template_hash and
+// batch_file (the batch output file the trial came from, "" online).
+// usage carries reasoning_tokens when the provider reported any.
 func WriteJSONL(w io.Writer, trials []Trial) error {
 	bw := bufio.NewWriter(w)
 	for i := range trials {

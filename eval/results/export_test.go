@@ -25,6 +25,7 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 	failed.Error, failed.ErrorKind = "HTTP 429: slow down", results.KindRateLimited
 	failed.Count, failed.CountSource, failed.Responses, failed.Events, failed.ParseFlags = nil, "", nil, nil, nil
 	failed.Trace, failed.FinishedAt, failed.Usage, failed.CostUSD, failed.Attempts = nil, time.Time{}, results.Usage{}, 0, 5
+	failed.FinishReasons, failed.ServedModel, failed.Reasoning, failed.RequestIDs, failed.TemplateHash, failed.BatchFile = nil, "", nil, nil, "", ""
 
 	db, _ := open(t)
 	ctx := context.Background()
@@ -55,15 +56,18 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 			"usage": `{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}`, "cost": `0`, "attempts": `5`,
 			"error": `"HTTP 429: slow down"`, "error_kind": `"rate_limited"`, "done": `false`, "finished_at": `null`,
 			"responses": `[]`, "trace": `null`,
+			"finish_reasons": `[]`, "served_model": `""`, "request_ids": `[]`, "reasoning": `[]`, "template_hash": `""`, "batch_file": `""`,
 		}),
 		with(map[string]string{
 			"model": `"qwen2.5-vl"`, "count": `3`, "correct": `true`, "count_source": `"boxed"`,
 			"events":      `[{"t":2.5,"attrs":{"phase":"x","wall":"left"},"text":"At 0:02.5"},{"t":7.25,"text":"then at 7.25 s"}]`,
 			"parse_flags": `["time_ranges:1","timestamps_out_of_order"]`,
-			"usage":       `{"prompt_tokens":1500,"completion_tokens":60,"total_tokens":1560}`, "cost": `0.0123`, "attempts": `3`,
+			"usage":       `{"prompt_tokens":1500,"completion_tokens":60,"total_tokens":1560,"reasoning_tokens":12}`, "cost": `0.0123`, "attempts": `3`,
 			"error": `""`, "error_kind": `""`, "done": `true`, "finished_at": `"2026-04-05T04:07:08.000000009Z"`,
-			"responses": `["At 0:02.5 it hits <left> & \"bounces\"","Yes.\nFinal answer: \\boxed{3}\u0000é"]`,
-			"trace":     `{"schema":"tracegrid/trace/v1","n":3,"events":[{"t":2.5}]}`,
+			"responses":      `["At 0:02.5 it hits <left> & \"bounces\"","Yes.\nFinal answer: \\boxed{3}\u0000é"]`,
+			"trace":          `{"schema":"tracegrid/trace/v1","n":3,"events":[{"t":2.5}]}`,
+			"finish_reasons": `["stop","length"]`, "served_model": `"Qwen/Qwen2.5-VL-7B-Instruct"`, "request_ids": `["req-1","chatcmpl-2"]`,
+			"reasoning": `["","I look at frame 2 <again> & \"count\"\u0000é"]`, "template_hash": `"th-1"`, "batch_file": `"batch_out.jsonl"`,
 		}),
 	}
 	return trials, want

@@ -55,7 +55,45 @@ INSERT INTO trials_v2 SELECT study, model, clip, policy, 'time', prompt, repeat,
 DROP TABLE trials;
 ALTER TABLE trials_v2 RENAME TO trials;
 `,
+	// 2 → 3: what the provider said joins every trial — finish reasons,
+	// the model id the server reported, reasoning text and request ids per
+	// turn, reasoning tokens — with the template's hash (a stored trial
+	// gets '': it is not compared when a changed template is looked for)
+	// and the batch file a trial came from; and two tables: the study's
+	// snapshot per run, and the trials written to batch files.
+	2: `
+ALTER TABLE trials ADD COLUMN finish_reasons   TEXT    NOT NULL DEFAULT '[]';
+ALTER TABLE trials ADD COLUMN served_model     TEXT    NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN reasoning        TEXT    NOT NULL DEFAULT '[]';
+ALTER TABLE trials ADD COLUMN request_ids      TEXT    NOT NULL DEFAULT '[]';
+ALTER TABLE trials ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN template_hash    TEXT    NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN batch_file       TEXT    NOT NULL DEFAULT '';
+` + tablesV3,
 }
+
+// tablesV3 are the tables version 3 added beside trials.
+const tablesV3 = `
+CREATE TABLE IF NOT EXISTS study_snapshots (
+	study    TEXT NOT NULL,
+	taken_at TEXT NOT NULL,
+	snapshot TEXT NOT NULL,
+	PRIMARY KEY (study, taken_at)
+);
+CREATE TABLE IF NOT EXISTS batch_requests (
+	custom_id  TEXT    PRIMARY KEY,
+	study      TEXT    NOT NULL,
+	model      TEXT    NOT NULL,
+	clip       TEXT    NOT NULL,
+	policy     TEXT    NOT NULL,
+	labels     TEXT    NOT NULL,
+	prompt     TEXT    NOT NULL,
+	repeat     INTEGER NOT NULL,
+	file       TEXT    NOT NULL,
+	written_at TEXT    NOT NULL,
+	request    TEXT    NOT NULL
+);
+`
 
 // upgrade brings an older results store to SchemaVersion in one write
 // transaction (BEGIN IMMEDIATE: another process upgrading the same file at

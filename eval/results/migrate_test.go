@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,9 +14,18 @@ import (
 // copyV1 copies testdata/v1.sqlite — a database written by the release
 // before label modes (schema version 1: two keyframes trials of study
 // v1study) — into a temporary directory.
-func copyV1(t *testing.T) string {
+func copyV1(t *testing.T) string { return copyTestdata(t, "v1.sqlite") }
+
+// copyV2 copies testdata/v2.sqlite, written by the schema-2 release (the
+// code of this package before version 3, through Put): study v2study with
+// an answered uniform:4 × direct trial (count 2, $0.02, prompt_hash
+// "hash-direct-v2"), the same condition's repeat 1 failed with a timeout,
+// and a not-applicable keyframes trial.
+func copyV2(t *testing.T) string { return copyTestdata(t, "v2.sqlite") }
+
+func copyTestdata(t *testing.T, name string) string {
 	t.Helper()
-	src, err := os.Open(filepath.Join("testdata", "v1.sqlite"))
+	src, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,4 +90,81 @@ func TestUpgradeV1(t *testing.T) {
 		}
 		db.Close()
 	}
+}
+
+// TestUpgradeV2: a database the schema-2 release wrote opens, is upgraded
+// in place to version 3 (read-only opens too), keeps every trial as it
+// was — with the new fields empty — and then takes version-3 trials,
+// snapshots and batch requests.
+func TestUpgradeV2(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range map[string]func(string) (*results.DB, error){"Open": results.Open, "OpenReadOnly": results.OpenReadOnly} {
+		path := copyV2(t)
+		db, err := open(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ts, err := db.Trials(ctx, results.Filter{Study: "v2study"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ts) != 3 {
+			t.Fatalf("%s: %d trials after the upgrade, want 3", name, len(ts))
+		}
+		byKind := map[string]results.Trial{}
+		for _, tr := range ts {
+			byKind[tr.ErrorKind] = tr
+			if tr.FinishReasons != nil || tr.Reasoning != nil || tr.RequestIDs != nil || tr.ServedModel != "" || tr.TemplateHash != "" || tr.BatchFile != "" || tr.Usage.ReasoningTokens != 0 {
+				t.Errorf("%s: %v: version-3 fields not empty: %+v", name, tr.Key, tr)
+			}
+		}
+		a := byKind[""]
+		if a.Count == nil || *a.Count != 2 || a.CostUSD != 0.02 || a.PromptHash != "hash-direct-v2" || a.Usage.PromptTokens != 1000 ||
+			len(a.Events) != 1 || a.Labels != "time" || !a.Done() {
+			t.Errorf("%s: answered trial %+v", name, a)
+		}
+		if f := byKind["timeout"]; f.Done() || f.Attempts != 4 {
+			t.Errorf("%s: timed-out trial %+v", name, f)
+		}
+		if na := byKind["not_applicable"]; !na.Done() || na.Labels != "position" {
+			t.Errorf("%s: not-applicable trial %+v", name, na)
+		}
+		db.Close()
+
+		db, err = results.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The old trials carry no template hash: nothing to compare.
+		if hs, err := db.TemplateHashes(ctx, "v2study"); err != nil || len(hs) != 0 {
+			t.Errorf("%s: template hashes of old trials %v %v", name, hs, err)
+		}
+		nt := byKind["timeout"]
+		nt.Error, nt.ErrorKind, nt.Responses, nt.FinishReasons, nt.ServedModel, nt.TemplateHash = "", "", []string{"\\boxed{2}"}, []string{"stop"}, "fake-2", "th"
+		if err := db.Put(ctx, nt); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := db.Get(ctx, nt.Key)
+		if err != nil || !ok || got.ServedModel != "fake-2" || len(got.FinishReasons) != 1 {
+			t.Errorf("%s: version-3 trial after the upgrade: %+v %v", name, got, err)
+		}
+		if stored, err := db.PutSnapshot(ctx, "v2study", []byte(`{"name":"v2study"}`)); err != nil || !stored {
+			t.Errorf("%s: snapshot after the upgrade: %v %v", name, stored, err)
+		}
+		var ver int
+		if err := sqlVersion(path, &ver); err != nil || ver != results.SchemaVersion {
+			t.Errorf("%s: user_version %d (%v)", name, ver, err)
+		}
+		db.Close()
+	}
+}
+
+// sqlVersion reads PRAGMA user_version with a plain connection.
+func sqlVersion(path string, ver *int) error {
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	return raw.QueryRow("PRAGMA user_version").Scan(ver)
 }

@@ -24,7 +24,12 @@
 //	       frame_times, images, image_bytes, prompt_hash, -- the request
 //	       responses, count, count_source, events, parse_flags,
 //	       prompt_tokens, completion_tokens, total_tokens,
-//	       latency_ms, cost_usd, error, error_kind, attempts, finished_at)
+//	       latency_ms, cost_usd, error, error_kind, attempts, finished_at,
+//	       finish_reasons, served_model, reasoning, request_ids,  -- what the provider said (version 3)
+//	       reasoning_tokens, template_hash, batch_file)
+//	study_snapshots(study, taken_at, snapshot)   -- the study as each run found it (version 3)
+//	batch_requests(custom_id PRIMARY KEY, study, model, clip, policy, labels, prompt, repeat,
+//	               file, written_at, request)     -- trials written to batch files (version 3)
 //
 // Lists and events are JSON text (events as {"t","attrs","text","frame","running","excluded"} objects, the last three when set);
 // count is NULL when no answer was parsed; finished_at is RFC 3339 UTC text.
@@ -46,7 +51,7 @@ import (
 // An older results store is upgraded in place when it is opened (see
 // migrations; the upgrade is one transaction, so a kill leaves the old
 // version whole); a newer one is refused with ErrSchema.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // format is the meta table's mark that a database is a results store.
 const format = "tracegrid-results"
@@ -93,10 +98,14 @@ type Key struct {
 }
 
 // Usage is the token usage the API reported, summed over a trial's turns.
+// ReasoningTokens are the part of CompletionTokens the model spent
+// thinking (Gemini's thoughtsTokenCount, OpenAI's reasoning_tokens): they
+// are billed as output and already counted in CompletionTokens.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 }
 
 // Trial is one row: a key, the clip's truth, the request summary and the
@@ -130,6 +139,21 @@ type Trial struct {
 	ErrorKind   string // "" when answered; one of the Kind constants otherwise
 	Attempts    int    // requests sent for this trial, retries included
 	FinishedAt  time.Time
+
+	// What the provider said (schema version 3; empty for older trials).
+	// FinishReasons, Reasoning and RequestIDs have one entry per reply, in
+	// turn order, like Responses.
+	FinishReasons []string // the provider's finish reason ("stop", "length", "STOP", "SAFETY", "prompt_blocked:SAFETY", …)
+	ServedModel   string   // the model id the server said answered the last (scored) reply
+	Reasoning     []string // reasoning text the provider returned beside the answer; stored, never parsed
+	RequestIDs    []string // the provider's id of each exchange (x-request-id, the completion's id, Gemini's responseId)
+	// TemplateHash identifies the wording the trial was asked with
+	// (study.TemplateHash); "" for a trial never sent.
+	TemplateHash string
+	// BatchFile is the name of the batch output file the trial was
+	// recorded from (tracegrid eval --batch-in); "" for a trial asked
+	// online.
+	BatchFile string
 }
 
 // Done reports whether a rerun skips the trial: it was answered (no error,
@@ -229,5 +253,10 @@ func (t *Trial) validate() error {
 	}
 	return nil
 }
+
+// KindBatchPending is the Summary kind of a trial written to a batch file
+// whose output has not been recorded yet (runner: not sent online unless
+// asked to).
+const KindBatchPending = "batch_pending"
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

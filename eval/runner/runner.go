@@ -1,7 +1,8 @@
 // Package runner executes a study: every clip of a manifest under every
 // condition (sampling policy × prompt), for every model and repetition,
-// each trial one request (two for multi-turn verification) to an
-// OpenAI-compatible server. Frames are rendered from the scenes, never
+// each trial one request (two for multi-turn verification) to the model's
+// API through the runner's Model seam (model.go: OpenAI-compatible servers,
+// Gemini; batch files in batch.go). Frames are rendered from the scenes, never
 // decoded from our MP4s. Each finished trial is stored before the next is
 // reported, so a killed run resumes where it stopped: finished trials are
 // skipped and never requested (or paid for) twice. A run holds its study's
@@ -23,11 +24,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/client"
 	"github.com/tracegrid/tracegrid/eval/frames"
-	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/results"
 	"github.com/tracegrid/tracegrid/eval/sampling"
@@ -50,10 +51,11 @@ type Options struct {
 	Prompts  *prompts.Set
 	DB       *results.DB
 	Renderer *gpu.Renderer
-	// Client makes the API client of a model; nil uses client.New with the
-	// key read from the model's environment variable, the model's retry
-	// wait cap and request deadline, and Log.
-	Client   func(m study.Model) (*client.Client, error)
+	// Client makes the client of a model; nil uses NewModel (the model's
+	// provider, with the key read from the model's environment variable,
+	// its retry wait cap and request deadline, and Log). Tests hand in
+	// other Models, e.g. the reference perceiver in process.
+	Client   func(m study.Model) (Model, error)
 	Progress func(Progress)
 	Log      *slog.Logger
 	// Drain, when it ends, stops the run gracefully (the CLI ends it on the
@@ -63,6 +65,14 @@ type Options struct {
 	// abandons the requests in flight (their trials are not stored and are
 	// sent again by a rerun). nil: never.
 	Drain context.Context
+	// NewPrompts records the trials of a condition whose template changed
+	// since its stored trials were asked as a new condition (prompt
+	// "<name>+<hash>") instead of refusing the run (ErrPromptChanged).
+	NewPrompts bool
+	// ResendBatched sends online the trials written to a batch file whose
+	// output was not read back yet; without it they are left alone and
+	// counted as results.KindBatchPending.
+	ResendBatched bool
 }
 
 // Summary says what a run did.
@@ -131,7 +141,7 @@ type clipData struct {
 // trialKey is the results key of one trial; the one place a key is built
 // from a study's parts.
 func trialKey(st *study.Study, m study.Model, clip string, cond study.Condition, rep int) results.Key {
-	return results.Key{Study: st.Name, Model: m.Name, Clip: clip, Policy: cond.Policy, Labels: cond.WithDefaults().Labels, Prompt: cond.Prompt, Repeat: rep}
+	return results.Key{Study: st.Name, Model: m.Name, Clip: clip, Policy: cond.Policy, Labels: cond.WithDefaults().Labels, Prompt: cond.KeyPrompt(), Repeat: rep}
 }
 
 // condKey is k without its clip and repetition: the model × condition
@@ -163,22 +173,27 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	clients := make([]*client.Client, len(st.Models))
-	for i, m := range st.Models {
-		if opt.Client != nil {
-			clients[i], err = opt.Client(m)
-		} else {
-			clients[i], err = defaultClient(m, log)
-		}
-		if err != nil {
-			return Summary{}, err
-		}
+	models, err := makeModels(opt, log)
+	if err != nil {
+		return Summary{}, err
 	}
+	defer func() {
+		for _, m := range models {
+			closeModel(m)
+		}
+	}()
 	lock, err := opt.DB.LockStudy(st.Name)
 	if err != nil {
 		return Summary{}, err
 	}
 	defer lock.Unlock()
+	// A changed template is refused (or, with NewPrompts, renamed) before
+	// anything is sent; the study as run is recorded.
+	hashes, err := prepareStudy(ctx, &opt)
+	if err != nil {
+		return Summary{}, err
+	}
+	st = opt.Study
 	stored, err := opt.DB.Outcomes(ctx, st.Name)
 	if err != nil {
 		return Summary{}, err
@@ -205,10 +220,15 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	for _, o := range stored {
 		sum.PriorUSD += o.CostUSD
 	}
-	r := &run{opt: opt, clients: clients, log: log, sum: &sum, drain: drain}
+	todo, pending, err := holdBatched(ctx, opt, todo)
+	if err != nil {
+		return Summary{}, err
+	}
+	r := &run{opt: opt, models: models, log: log, sum: &sum, drain: drain, hashes: hashes}
 	finish := func(err error) (Summary, error) {
 		sum.Elapsed = time.Since(start)
 		sum.Unanswered, sum.Interrupted = unanswered(context.WithoutCancel(ctx), opt.DB, st.Name, scope, drain)
+		countPending(&sum, pending, stored)
 		return sum, err
 	}
 	r.report()
@@ -309,22 +329,6 @@ func unanswered(ctx context.Context, db *results.DB, studyName string, scope []r
 		out = nil
 	}
 	return out, drain.Err() != nil && notRun > 0
-}
-
-func defaultClient(m study.Model, log *slog.Logger) (*client.Client, error) {
-	key, err := m.APIKey()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(client.Config{
-		BaseURL: m.BaseURL, APIKey: key, Model: m.ModelID,
-		Timeout:     time.Duration(m.TimeoutSeconds * float64(time.Second)),
-		Concurrency: m.Concurrency, RequestsPerMinute: m.RequestsPerMinute, TokensPerMinute: m.TokensPerMinute,
-		MaxRetries: retries(m.MaxRetries),
-		BackoffMax: m.RetryWait(), BackoffBase: min(client.DefaultBackoffBase, m.RetryWait()),
-		Deadline: m.Deadline(),
-		Logger:   log,
-	})
 }
 
 // SelectEntries returns the manifest entries a study evaluates, in
@@ -561,13 +565,14 @@ func (b *budget) stoppedC() <-chan struct{} {
 
 // run is the state shared by the workers.
 type run struct {
-	opt     Options
-	clients []*client.Client
-	log     *slog.Logger
-	drain   context.Context
-	budget  *budget
-	mu      sync.Mutex
-	sum     *Summary
+	opt    Options
+	models []Model
+	log    *slog.Logger
+	drain  context.Context
+	budget *budget
+	hashes map[string]string // study.TemplateHash by template name
+	mu     sync.Mutex
+	sum    *Summary
 }
 
 // stopping reports whether no new trial may start: the drain ended or the
@@ -680,23 +685,27 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 		return rec, false, err
 	}
 	rec.PromptHash = prompts.Hash(msgs)
-	d := r.opt.Study.Decoding
-	req := client.Request{Messages: msgs, Temperature: d.Temperature, MaxTokens: d.MaxTokens, Seed: d.Seed}
-	resp, err := r.clients[t.model].Chat(ctx, req)
+	rec.TemplateHash = r.hashes[t.cond.Prompt]
+	req := requestFor(r.opt.Study, m, t.cond, msgs)
+	resp, err := r.models[t.model].Chat(ctx, req)
 	rec.Attempts = resp.Attempts
+	blocked := resp.Blocked
 	if err == nil {
-		err = r.answer(&rec, resp, d.MaxTokens)
-		if follow, ok := tmpl.FollowUpMessage(in); ok && err == nil {
+		err = r.answer(&rec, resp, req.MaxTokens, thoughtsApart(m))
+		// A reply withheld for safety ends the trial: there is nothing to
+		// verify in a second turn.
+		if follow, ok := tmpl.FollowUpMessage(in); ok && err == nil && !blocked {
 			req.Messages = append(append(msgs, chat.Message{Role: chat.RoleAssistant, Parts: []chat.Part{chat.Text(resp.Text)}}), follow)
-			resp2, err2 := r.clients[t.model].Chat(ctx, req)
+			resp2, err2 := r.models[t.model].Chat(ctx, req)
 			rec.Attempts += resp2.Attempts
 			if err2 == nil {
-				err2 = r.answer(&rec, resp2, d.MaxTokens)
+				err2 = r.answer(&rec, resp2, req.MaxTokens, thoughtsApart(m))
+				blocked = resp2.Blocked
 			}
 			err = err2
 		}
 	}
-	rec.CostUSD = float64(rec.Usage.PromptTokens)*m.Prices.InputPerMTok/1e6 + float64(rec.Usage.CompletionTokens)*m.Prices.OutputPerMTok/1e6
+	rec.CostUSD = m.Prices.Cost(rec.Usage.PromptTokens, rec.Usage.CompletionTokens, 1)
 	if err != nil {
 		if ctx.Err() != nil {
 			return rec, false, nil // cancelled: not stored, redone on resume
@@ -714,12 +723,7 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 		}
 		rec.Error = err.Error()
 	} else {
-		// The final reply is scored: the revised ledger in multi-turn
-		// verification, the only one otherwise.
-		// Frame references ("frame 5") resolve to the shown frames'
-		// times (docs/scoring.md).
-		p := parse.ParseWith(rec.Responses[len(rec.Responses)-1], parse.Options{Domain: t.clip.tr.Domain, FrameTimes: rec.FrameTimes})
-		rec.Count, rec.CountSource, rec.Events, rec.ParseFlags = p.Count, p.CountSource, p.Events, p.Flags
+		score(&rec, t.clip.tr.Domain, blocked)
 	}
 	rec.FinishedAt = time.Now().UTC()
 	return rec, true, r.store(ctx, rec)
@@ -729,14 +733,22 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 // Usage the request could not have had — a negative count, more
 // completion tokens than max_tokens allowed, or more than the ceilings —
 // is a badUsageError, and is added clamped to what it could have been, so
-// that a server's report never becomes negative or unbounded spend.
-func (r *run) answer(rec *results.Trial, resp client.Response, maxTokens int) error {
+// that a server's report never becomes negative or unbounded spend. With
+// thoughtsApart (Gemini, whose maxOutputTokens bounds the answer while
+// the thinking budget bounds the thoughts), max_tokens bounds the
+// completion tokens less the reasoning tokens.
+func (r *run) answer(rec *results.Trial, resp client.Response, maxTokens int, thoughtsApart bool) error {
 	rec.Responses = append(rec.Responses, resp.Text)
+	record(rec, resp)
 	rec.LatencyMS += resp.Latency.Milliseconds()
+	if thoughtsApart && maxTokens > 0 {
+		maxTokens += min(max(resp.Usage.ReasoningTokens, 0), MaxCompletionTokens)
+	}
 	u, problem := checkUsage(resp.Usage, maxTokens)
 	rec.Usage.PromptTokens += u.PromptTokens
 	rec.Usage.CompletionTokens += u.CompletionTokens
 	rec.Usage.TotalTokens += u.TotalTokens
+	rec.Usage.ReasoningTokens += min(max(resp.Usage.ReasoningTokens, 0), u.CompletionTokens)
 	if problem != "" {
 		return badUsageError{fmt.Sprintf("the server reported impossible token usage (prompt_tokens %d, completion_tokens %d, total_tokens %d): %s; recorded as prompt %d, completion %d",
 			resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens, problem, u.PromptTokens, u.CompletionTokens)}
@@ -812,7 +824,7 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 	if err != nil {
 		return in, sampling.Plan{}, 0, err
 	}
-	if c.tr.IsObjects() && study.EventPolicy(pol) {
+	if !domain.Of(c.tr.Domain).EventPolicies && study.EventPolicy(pol) {
 		// Keyframes centre frames on true events, and a static-object clip
 		// has none: it would show no frames while asking for N objects.
 		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notApplicableError{fmt.Errorf(
@@ -885,10 +897,12 @@ func retries(n int) int {
 	return n
 }
 
-// InViewCounts is, for a static-object clip, the number of objects in view
-// per frame (single:best reads it); nil for event clips.
+// InViewCounts is, for a clip whose domain picks single:best by the
+// objects in view (domain.BestMostInView: the static-object clips), the
+// number of objects in view per frame (single:best reads it); nil for
+// other clips.
 func InViewCounts(tr *trace.Trace) []int {
-	if !tr.IsObjects() {
+	if domain.Of(tr.Domain).SingleBest != domain.BestMostInView || tr.Objects == nil {
 		return nil
 	}
 	out := make([]int, len(tr.Objects.InView))

@@ -183,8 +183,9 @@ type Estimate struct {
 //   - trials = clips × repetitions, requests = trials × turns;
 //   - a native[:R] policy for a model with video support sends the video:
 //     ⌈D·rate⌉ sampled frames (rate = video.rate, else R) at
-//     video.tokens_per_frame each, else at the image rule's cost for the
-//     clip's frame size;
+//     video.tokens_per_frame each (a gemini model's default: 258, Google's
+//     documented rate), else at the image rule's cost for the clip's frame
+//     size;
 //   - otherwise the frames are the policy's plan for the clip after the
 //     model's image cap (sampling.ApplyLimit); adaptive:B, which needs
 //     pixels, is estimated as B uniformly spaced frames (at most the
@@ -192,9 +193,9 @@ type Estimate struct {
 //     model's image size (else the clip's);
 //   - text tokens are EstimateTextTokens of every text part the template
 //     actually builds (instructions, frame labels) plus 4 per message;
-//   - output tokens per request are decoding.max_tokens when set, else
-//     DefaultOutputTokens; a second turn's input is the first turn's input
-//     and output plus the follow-up;
+//   - output tokens per request are the model's decoding.max_tokens
+//     (DecodingFor) when set, else DefaultOutputTokens; a second turn's
+//     input is the first turn's input and output plus the follow-up;
 //   - dollars = input/10⁶ · input price + output/10⁶ · output price.
 //
 // set is the study's prompt set; nil loads it (PromptSet).
@@ -217,7 +218,7 @@ func (s *Study) DryRun(clips []ClipInfo, set *prompts.Set) ([]Estimate, error) {
 			if err != nil {
 				return nil, err
 			}
-			outTok := s.Decoding.MaxTokens
+			outTok := s.DecodingFor(m).MaxTokens
 			if outTok <= 0 {
 				outTok = DefaultOutputTokens(tmpl)
 			}
@@ -246,7 +247,7 @@ func (s *Study) DryRun(clips []ClipInfo, set *prompts.Set) ([]Estimate, error) {
 				e.InputTokens += reps * in
 				e.OutputTokens += reps * turns * outTok
 			}
-			e.USD = float64(e.InputTokens)/1e6*m.Prices.InputPerMTok + float64(e.OutputTokens)/1e6*m.Prices.OutputPerMTok
+			e.USD = m.Prices.Cost(e.InputTokens, e.OutputTokens, 1)
 			out = append(out, e)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tracegrid/tracegrid/eval/chat"
+	"github.com/tracegrid/tracegrid/eval/client"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 )
@@ -57,6 +59,29 @@ type VideoSupport struct {
 type Prices struct {
 	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
 	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
+	// BatchDiscount multiplies the cost of a trial answered through a
+	// provider's batch interface (tracegrid eval --batch-in); nil takes
+	// DefaultBatchDiscount (0.5: OpenAI's and Google's batch prices are
+	// half the online ones).
+	BatchDiscount *float64 `yaml:"batch_discount,omitempty" json:"batch_discount,omitempty"`
+}
+
+// DefaultBatchDiscount is the batch price multiplier when a model names
+// none.
+const DefaultBatchDiscount = 0.5
+
+// Batch is the model's batch price multiplier.
+func (p Prices) Batch() float64 {
+	if p.BatchDiscount != nil {
+		return *p.BatchDiscount
+	}
+	return DefaultBatchDiscount
+}
+
+// Cost is the dollars of a reply's usage at these prices, times mult (1
+// online, Batch() for a batch reply).
+func (p Prices) Cost(promptTokens, completionTokens int, mult float64) float64 {
+	return (float64(promptTokens)*p.InputPerMTok/1e6 + float64(completionTokens)*p.OutputPerMTok/1e6) * mult
 }
 
 // Image token rules (ImageTokenRule.Rule); EstimateImageTokens documents
@@ -104,13 +129,29 @@ type ImageTokenRule struct {
 	PixelsPerToken float64 `yaml:"pixels_per_token,omitempty" json:"pixels_per_token,omitempty"`
 }
 
-// Model is one model under test behind an OpenAI-compatible API.
+// Providers a model is reached through (Model.Provider).
+const (
+	// ProviderOpenAI: an OpenAI-compatible chat completions API (OpenAI,
+	// vLLM, SGLang, Ollama, llama.cpp, the reference server).
+	ProviderOpenAI = "openai"
+	// ProviderGemini: the Gemini Developer API (generateContent) through
+	// Google's Go SDK, with native video.
+	ProviderGemini = "gemini"
+)
+
+// Model is one model under test behind a provider's API.
 type Model struct {
 	// Name identifies the model in results and reports (letters, digits,
 	// '_', '.', '+', '-'); unique in a study.
 	Name string `yaml:"name" json:"name"`
-	// BaseURL of the OpenAI-compatible API, e.g. https://api.openai.com/v1
-	// or http://127.0.0.1:8089/v1. It must not carry credentials.
+	// Provider is the API the model is reached through: openai (default)
+	// or gemini.
+	Provider string `yaml:"provider,omitempty" json:"provider,omitempty"`
+	// BaseURL of the API: for openai the OpenAI-compatible root, e.g.
+	// https://api.openai.com/v1 or http://127.0.0.1:8089/v1 (required);
+	// for gemini the API root without version (default
+	// https://generativelanguage.googleapis.com/). It must not carry
+	// credentials.
 	BaseURL string `yaml:"base_url" json:"base_url"`
 	// APIKeyEnv is the NAME of the environment variable holding the API
 	// key (never the key); empty sends no key (local servers).
@@ -160,6 +201,51 @@ type Model struct {
 	// waits between them and the rate-limit waits; a retry whose wait would
 	// pass it is not made. 0 takes timeout_seconds × (max_retries + 1).
 	DeadlineSeconds float64 `yaml:"deadline_seconds,omitempty" json:"deadline_seconds,omitempty"`
+	// Decoding overrides the study's decoding for this model, field by
+	// field (a field left out keeps the study's).
+	Decoding *Decoding `yaml:"decoding,omitempty" json:"decoding,omitempty"`
+	// SendTemperature says whether temperature and top_p are sent to this
+	// model: nil applies the rule of SendsTemperature (not to OpenAI's
+	// reasoning models), false never, true always.
+	SendTemperature *bool `yaml:"send_temperature,omitempty" json:"send_temperature,omitempty"`
+	// ExtraBody is merged into every request body: at the top level for
+	// openai (vLLM's mm_processor_kwargs: {fps: 2}, chat_template_kwargs,
+	// top_k), recursively for gemini. It may not set what the client writes
+	// itself (client.ReservedBodyKeys).
+	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+}
+
+// ProviderName is the model's provider with its default.
+func (m Model) ProviderName() string {
+	if m.Provider == "" {
+		return ProviderOpenAI
+	}
+	return m.Provider
+}
+
+// reasoningModel matches the model ids of OpenAI's reasoning models, which
+// refuse a temperature or top_p other than the default: o1, o3, o4 and
+// gpt-5 and their variants (o3-mini, o4-mini-2025-04-16, gpt-5.1, …), the
+// same families go-openai treats as reasoning models. A provider prefix
+// ("openai/o3") is ignored.
+var reasoningModel = regexp.MustCompile(`^(o[1-9]|gpt-5)([-.]|$)`)
+
+// SendsTemperature reports whether temperature and top_p are sent to the
+// model: send_temperature when set; otherwise not to an openai model whose
+// model_id (after any "provider/" prefix) names one of OpenAI's reasoning
+// models (reasoningModel), and to every other model.
+func (m Model) SendsTemperature() bool {
+	if m.SendTemperature != nil {
+		return *m.SendTemperature
+	}
+	if m.ProviderName() != ProviderOpenAI {
+		return true
+	}
+	id := m.ModelID
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		id = id[i+1:]
+	}
+	return !reasoningModel.MatchString(id)
 }
 
 // RetryWait is the model's cap on a wait before a retry.
@@ -203,6 +289,19 @@ type Condition struct {
 	Labels string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// Prompt is a template name of the study's prompt set.
 	Prompt string `yaml:"prompt" json:"prompt"`
+	// As, when set, is the prompt name the condition's trials are stored
+	// under instead of Prompt: the runner sets it (never the study file)
+	// when a changed template is recorded as a new condition
+	// (tracegrid eval --new-prompts: "<prompt>+<hash>").
+	As string `yaml:"-" json:"as,omitempty"`
+}
+
+// KeyPrompt is the prompt name the condition's trials are stored under.
+func (c Condition) KeyPrompt() string {
+	if c.As != "" {
+		return c.As
+	}
+	return c.Prompt
 }
 
 // DefaultLabels is the label mode of a policy that names none: position
@@ -231,11 +330,105 @@ func (c Condition) WithDefaults() Condition {
 type Decoding struct {
 	// Temperature 0–2; nil sends none (the provider's default).
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	// MaxTokens caps the reply; 0 sends none. DryRun takes it as the
-	// output of every request when set.
+	// TopP in (0, 1]; nil sends none.
+	TopP *float64 `yaml:"top_p,omitempty" json:"top_p,omitempty"`
+	// MaxTokens caps the reply (Gemini: maxOutputTokens, thoughts
+	// included); 0 sends none. DryRun takes it as the output of every
+	// request when set.
 	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
 	// Seed for providers that take one; nil sends none.
 	Seed *int `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// ReasoningEffort (openai only) is sent as reasoning_effort: none,
+	// minimal, low, medium, high or xhigh, as the model accepts.
+	ReasoningEffort string `yaml:"reasoning_effort,omitempty" json:"reasoning_effort,omitempty"`
+	// ThinkingBudget (gemini only) is thinkingConfig.thinkingBudget in
+	// tokens: 0 off, -1 dynamic; nil sends none.
+	ThinkingBudget *int `yaml:"thinking_budget,omitempty" json:"thinking_budget,omitempty"`
+	// ThinkingLevel (gemini only) is thinkingConfig.thinkingLevel:
+	// minimal, low, medium or high.
+	ThinkingLevel string `yaml:"thinking_level,omitempty" json:"thinking_level,omitempty"`
+}
+
+// Over is d with every field that o sets replaced by o's.
+func (d Decoding) Over(o *Decoding) Decoding {
+	if o == nil {
+		return d
+	}
+	if o.Temperature != nil {
+		d.Temperature = o.Temperature
+	}
+	if o.TopP != nil {
+		d.TopP = o.TopP
+	}
+	if o.MaxTokens != 0 {
+		d.MaxTokens = o.MaxTokens
+	}
+	if o.Seed != nil {
+		d.Seed = o.Seed
+	}
+	if o.ReasoningEffort != "" {
+		d.ReasoningEffort = o.ReasoningEffort
+	}
+	if o.ThinkingBudget != nil {
+		d.ThinkingBudget = o.ThinkingBudget
+	}
+	if o.ThinkingLevel != "" {
+		d.ThinkingLevel = o.ThinkingLevel
+	}
+	return d
+}
+
+// DecodingFor is what is sent to m: the study's decoding with m's over
+// it, without temperature and top_p when m takes none
+// (Model.SendsTemperature).
+func (s *Study) DecodingFor(m Model) Decoding {
+	d := s.Decoding.Over(m.Decoding)
+	if !m.SendsTemperature() {
+		d.Temperature, d.TopP = nil, nil
+	}
+	return d
+}
+
+// ReasoningEfforts and ThinkingLevels are the accepted values.
+var (
+	ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+	ThinkingLevels   = []string{"minimal", "low", "medium", "high"}
+)
+
+// validate returns the decoding's problems for a model of provider
+// ("" checks the values only), each naming the field under prefix.
+func (d Decoding) validate(prefix, provider string) []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(prefix+format, a...)) }
+	if d.Temperature != nil && !(*d.Temperature >= 0 && *d.Temperature <= 2) {
+		bad("temperature %v: must be in [0, 2]", *d.Temperature)
+	}
+	if d.TopP != nil && !(*d.TopP > 0 && *d.TopP <= 1) {
+		bad("top_p %v: must be in (0, 1]", *d.TopP)
+	}
+	if d.MaxTokens < 0 {
+		bad("max_tokens %d: must be 0 (provider default) or positive", d.MaxTokens)
+	}
+	if d.ReasoningEffort != "" && !slices.Contains(ReasoningEfforts, d.ReasoningEffort) {
+		bad("reasoning_effort %q: want one of %s", d.ReasoningEffort, strings.Join(ReasoningEfforts, ", "))
+	}
+	if d.ThinkingBudget != nil && *d.ThinkingBudget < -1 {
+		bad("thinking_budget %d: want -1 (dynamic), 0 (off) or a positive number of tokens", *d.ThinkingBudget)
+	}
+	if d.ThinkingLevel != "" && !slices.Contains(ThinkingLevels, d.ThinkingLevel) {
+		bad("thinking_level %q: want one of %s", d.ThinkingLevel, strings.Join(ThinkingLevels, ", "))
+	}
+	switch provider {
+	case ProviderOpenAI:
+		if d.ThinkingBudget != nil || d.ThinkingLevel != "" {
+			bad("thinking_budget and thinking_level are Gemini settings; an openai model takes reasoning_effort (or extra_body, e.g. chat_template_kwargs)")
+		}
+	case ProviderGemini:
+		if d.ReasoningEffort != "" {
+			bad("reasoning_effort is an OpenAI setting; a gemini model takes thinking_budget or thinking_level")
+		}
+	}
+	return errs
 }
 
 // Study is one evaluation.
@@ -291,6 +484,13 @@ const (
 	// MaxRetryWaitCeiling is the largest max_retry_wait_seconds accepted
 	// (an hour).
 	MaxRetryWaitCeiling = 3600
+	// GeminiTokensPerFrame is video.tokens_per_frame's default for a
+	// gemini model: Google documents that a video is tokenized at 258
+	// tokens per sampled frame (66 with mediaResolution low), plus 32
+	// tokens per second of audio, which tracegrid's clips do not have
+	// (ai.google.dev/gemini-api/docs/video-understanding, "Technical
+	// details").
+	GeminiTokensPerFrame = 258
 )
 
 // ErrStudy is wrapped by every error about a study's content.
@@ -421,6 +621,17 @@ func (s *Study) SetDefaults() {
 		if m.ModelID == "" {
 			m.ModelID = m.Name
 		}
+		if m.Provider == ProviderGemini {
+			// Gemini takes the clip itself; its documented video rate is
+			// 258 tokens per sampled frame at the default media resolution.
+			m.Video.Supported = true
+			if m.Video.TokensPerFrame == 0 {
+				m.Video.TokensPerFrame = GeminiTokensPerFrame
+			}
+			if m.BaseURL == "" {
+				m.BaseURL = client.DefaultGeminiBaseURL
+			}
+		}
 		if m.LimitMode == "" {
 			m.LimitMode = DefaultLimitMode
 		}
@@ -430,7 +641,7 @@ func (s *Study) SetDefaults() {
 		if m.JPEGQuality == 0 {
 			m.JPEGQuality = DefaultJPEGQuality
 		}
-		if m.Video.Supported && m.Video.Part == "" {
+		if m.Video.Supported && m.Video.Part == "" && m.ProviderName() == ProviderOpenAI {
 			m.Video.Part = DefaultVideoPart
 		}
 		if m.ImageTokens.Rule == "" {
@@ -512,8 +723,10 @@ func (m Model) APIKey() (string, error) {
 }
 
 var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
-	envPattern  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// geminiVersioned matches a base_url path that ends in an API version.
+	geminiVersioned = regexp.MustCompile(`/v1(alpha|beta)?\d*/?$`)
+	namePattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+	envPattern      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// secretQuery matches query parameter names that carry credentials.
 	secretQuery = regexp.MustCompile(`(?i)key|token|secret|sig|pass|auth`)
 )
@@ -561,12 +774,18 @@ func (s *Study) Validate() error {
 	if s.Repetitions < 1 {
 		bad("repetitions %d: must be at least 1", s.Repetitions)
 	}
-	d := s.Decoding
-	if d.Temperature != nil && !(*d.Temperature >= 0 && *d.Temperature <= 2) {
-		bad("decoding.temperature %v: must be in [0, 2]", *d.Temperature)
+	for _, err := range s.Decoding.validate("decoding.", "") {
+		bad("%v", err)
 	}
-	if d.MaxTokens < 0 {
-		bad("decoding.max_tokens %d: must be 0 (provider default) or positive", d.MaxTokens)
+	for i, m := range s.Models {
+		if m.Decoding != nil {
+			for _, err := range m.Decoding.validate("decoding.", "") {
+				bad("models[%d] (%s): %v", i, m.Name, err)
+			}
+		}
+		for _, err := range s.Decoding.Over(m.Decoding).validate("decoding: ", m.ProviderName()) {
+			bad("models[%d] (%s): %v", i, m.Name, err)
+		}
 	}
 	if !(s.MaxUSD >= 0) || math.IsInf(s.MaxUSD, 0) {
 		bad("max_usd %v: must be 0 (no cap) or a positive number of dollars", s.MaxUSD)
@@ -597,6 +816,13 @@ func (s *Study) Validate() error {
 		if err != nil {
 			bad("conditions[%d]: %v", i, err)
 		} else {
+			if r, ok := NativeRate(pol); ok {
+				for mi, m := range s.Models {
+					if err := m.checkVideoRate(r); err != nil {
+						bad("conditions[%d] (%s) with models[%d] (%s): %v", i, c.Policy, mi, m.Name, err)
+					}
+				}
+			}
 			key := Condition{Policy: pol.String(), Labels: c.Labels, Prompt: c.Prompt}
 			if j, ok := seenCond[key]; ok {
 				bad("conditions[%d]: policy %s with labels %s and prompt %s repeats conditions[%d]", i, c.Policy, c.Labels, c.Prompt, j)
@@ -622,8 +848,35 @@ func (m Model) validate() []error {
 	} else if !namePattern.MatchString(m.Name) {
 		bad("name %q: use letters, digits, '_', '.', '+', '-'", m.Name)
 	}
-	if err := checkBaseURL(m.BaseURL); err != nil {
-		errs = append(errs, err)
+	switch m.ProviderName() {
+	case ProviderOpenAI:
+		if err := checkBaseURL(m.BaseURL); err != nil {
+			errs = append(errs, err)
+		}
+		if m.Video.Part != "" && m.Video.Part != DefaultVideoPart {
+			bad("video.part %q: the client sends video only as %s", m.Video.Part, DefaultVideoPart)
+		}
+	case ProviderGemini:
+		if m.BaseURL != "" {
+			if err := checkBaseURL(m.BaseURL); err != nil {
+				errs = append(errs, err)
+			} else if u, _ := url.Parse(m.BaseURL); geminiVersioned.MatchString(u.Path) {
+				bad("base_url: give the Gemini API root without its version (e.g. https://generativelanguage.googleapis.com/); the SDK adds v1beta")
+			}
+		}
+		if m.Video.Part != "" {
+			bad("video.part %q: a gemini model takes the video as an inline part or a Files API upload; leave video.part out", m.Video.Part)
+		}
+	default:
+		bad("provider %q: want %s or %s", m.Provider, ProviderOpenAI, ProviderGemini)
+	}
+	if m.ProviderName() == ProviderOpenAI || m.ProviderName() == ProviderGemini {
+		if err := client.CheckExtraBody(m.ProviderName(), m.ExtraBody); err != nil {
+			errs = append(errs, errors.New(strings.TrimPrefix(err.Error(), "client: ")))
+		}
+	}
+	if p := m.Prices.BatchDiscount; p != nil && !(*p >= 0 && *p <= 1) {
+		bad("prices.batch_discount %v: must be in [0, 1] (the batch price over the online price)", *p)
 	}
 	if m.APIKeyEnv != "" && !envPattern.MatchString(m.APIKeyEnv) {
 		// The value is not quoted: a key pasted here must not reach a log.
@@ -665,9 +918,6 @@ func (m Model) validate() []error {
 	if !(v.Rate >= 0) || math.IsInf(v.Rate, 0) {
 		bad("video.rate %v: must be 0 (the policy's rate) or positive", v.Rate)
 	}
-	if v.Part != "" && v.Part != DefaultVideoPart {
-		bad("video.part %q: the client sends video only as %s", v.Part, DefaultVideoPart)
-	}
 	if v.TokensPerFrame < 0 {
 		bad("video.tokens_per_frame %d: must be 0 (image rule) or positive", v.TokensPerFrame)
 	}
@@ -704,6 +954,52 @@ func (m Model) validate() []error {
 		bad("deadline_seconds %v: must be 0 (timeout_seconds × (max_retries + 1)) or positive", m.DeadlineSeconds)
 	}
 	return errs
+}
+
+// NativeRate is R of a native[:R] policy; ok is false for other policies.
+func NativeRate(p sampling.Policy) (float64, bool) {
+	r, ok := strings.CutPrefix(p.String(), "native:")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(r, 64)
+	return v, err == nil
+}
+
+// VideoFPSParam is the sampling rate an openai model's extra_body asks a
+// vLLM server for (mm_processor_kwargs.fps); ok is false when it sets
+// none.
+func (m Model) VideoFPSParam() (float64, bool) {
+	kw, _ := m.ExtraBody["mm_processor_kwargs"].(map[string]any)
+	switch v := kw["fps"].(type) {
+	case int:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// checkVideoRate refuses a native:R condition the model would sample at
+// another rate than R: a Gemini model takes R as videoMetadata.fps, which
+// must lie in (0, 24]; a vLLM model whose extra_body fixes
+// mm_processor_kwargs.fps samples at that rate, so R must equal it (else
+// the condition's name would not say what the model saw).
+func (m Model) checkVideoRate(r float64) error {
+	if !m.Video.Supported {
+		return nil
+	}
+	switch m.ProviderName() {
+	case ProviderGemini:
+		if r > client.MaxGeminiVideoFPS {
+			return fmt.Errorf("Gemini's videoMetadata.fps must be in (0, %d]; %v is above it", client.MaxGeminiVideoFPS, r)
+		}
+	case ProviderOpenAI:
+		if fps, ok := m.VideoFPSParam(); ok && fps != r {
+			return fmt.Errorf("extra_body.mm_processor_kwargs.fps %v makes the server sample the video at %v per second, not the policy's %v; use native:%v or change the fps", fps, fps, r, fps)
+		}
+	}
+	return nil
 }
 
 // checkBaseURL accepts an http(s) URL with a host and no credentials. Its

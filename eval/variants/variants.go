@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/runner"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/shard"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -78,6 +78,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Log receives what was skipped, redone or cleaned up (nil: discard).
 	Log *slog.Logger
+	// Shard, when set and not 1/1, makes only that shard's clips and
+	// records them in Out/shards/I-of-N/variants.jsonl (shard.go).
+	Shard shard.Shard
 }
 
 // DatasetOptions says which prompts dataset.jsonl holds.
@@ -155,6 +158,14 @@ func (o *Options) check() error {
 	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
 	}
+	if o.sharded() {
+		if err := o.Shard.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInput, err)
+		}
+		if o.Dataset != nil {
+			return bad("a dataset is not written by shards: merge the shards (tracegrid merge --variants), then run once with --dataset and without a shard (it verifies and reuses every variant)")
+		}
+	}
 	seen := map[string]bool{}
 	var pols []sampling.Policy
 	for _, p := range o.Policies {
@@ -223,23 +234,23 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err := opt.check(); err != nil {
 		return sum, err
 	}
-	jobs, err := loadClips(opt)
+	jobs, selected, part, err := loadClips(opt)
 	if err != nil {
 		return sum, err
 	}
 	if err := prepareOut(opt.Out); err != nil {
 		return sum, err
 	}
-	unlock, err := lockDir(opt.Out)
+	out, err := openOutput(opt, selected, part) // the whole directory, or one shard (shard.go)
 	if err != nil {
 		return sum, err
 	}
-	defer unlock()
-	sum.Removed = removeStaleTemps(opt.Out)
+	defer out.close()
+	sum.Removed = out.removed
 	for _, r := range sum.Removed {
 		opt.Log.Info("removed a temporary file left by an interrupted run", "path", r)
 	}
-	recPath := filepath.Join(opt.Out, RecordsName)
+	recPath := out.records
 	old, torn, err := readRecords(recPath)
 	if err != nil {
 		return sum, fmt.Errorf("%w: %w", ErrOutput, err)
@@ -437,23 +448,24 @@ func prepareOut(out string) error {
 // maxProblems is how many bad manifest entries an error lists by name.
 const maxProblems = 5
 
-// loadClips reads the manifest, selects the clips and checks each one:
-// its video is there with the manifest's sha256 and its trace is the one
-// the scene reproduces. Every problem is collected, so one run names all
-// bad entries (up to maxProblems, then a count).
-func loadClips(opt Options) ([]*clipJob, error) {
+// loadClips reads the manifest, selects the clips (selected; with a
+// shard, part is the shard's part of them, else selected) and checks each
+// one of part: its video is there with the manifest's sha256 and its trace
+// is the one the scene reproduces. Every problem is collected, so one run
+// names all bad entries (up to maxProblems, then a count).
+func loadClips(opt Options) (jobs []*clipJob, selected, part []pipeline.Entry, err error) {
 	entries, err := pipeline.LoadManifest(opt.Manifest)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: manifest %s: %w", ErrInput, opt.Manifest, err)
+			return nil, nil, nil, fmt.Errorf("%w: manifest %s: %w", ErrInput, opt.Manifest, err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
 	byID := map[string]pipeline.Entry{}
 	for _, e := range entries {
 		byID[e.ID] = e
 	}
-	selected := entries
+	selected = entries
 	if len(opt.Clips) > 0 {
 		selected = nil
 		var unknown []string
@@ -471,15 +483,20 @@ func loadClips(opt Options) ([]*clipJob, error) {
 			selected = append(selected, e)
 		}
 		if len(unknown) > 0 {
-			return nil, fmt.Errorf("%w: %w: %s not in %s (%d clips)", ErrInput, pipeline.ErrNoClip, strings.Join(unknown, ", "), opt.Manifest, len(entries))
+			return nil, nil, nil, fmt.Errorf("%w: %w: %s not in %s (%d clips)", ErrInput, pipeline.ErrNoClip, strings.Join(unknown, ", "), opt.Manifest, len(entries))
 		}
 	}
 	if len(selected) == 0 {
-		return nil, fmt.Errorf("%w: %s lists no clips", ErrInput, opt.Manifest)
+		return nil, nil, nil, fmt.Errorf("%w: %s lists no clips", ErrInput, opt.Manifest)
 	}
-	var jobs []*clipJob
+	part = selected
+	if opt.sharded() {
+		if part, err = opt.shardEntries(selected); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	var problems []string
-	for i, e := range selected {
+	for i, e := range part {
 		j, err := loadClip(opt.Manifest, e)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -494,7 +511,7 @@ func loadClips(opt Options) ([]*clipJob, error) {
 			more = fmt.Sprintf("; and %d more", len(problems)-maxProblems)
 			problems = problems[:maxProblems]
 		}
-		return nil, fmt.Errorf("%w: %d of %d clips in %s cannot be used, nothing was written: %s%s", ErrInput, len(problems), len(selected), opt.Manifest, strings.Join(problems, "; "), more)
+		return nil, nil, nil, fmt.Errorf("%w: %d of %d clips in %s cannot be used, nothing was written: %s%s", ErrInput, len(problems), len(part), opt.Manifest, strings.Join(problems, "; "), more)
 	}
 	// Every policy must plan on every clip; adaptive plans are made from
 	// pixels by the workers (their parameters were checked when parsed).
@@ -504,11 +521,11 @@ func loadClips(opt Options) ([]*clipJob, error) {
 				continue
 			}
 			if _, err := p.Plan(samplingClip(j, nil)); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInput, err)
+				return nil, nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
 			}
 		}
 	}
-	return jobs, nil
+	return jobs, selected, part, nil
 }
 
 func isAdaptive(p sampling.Policy) bool { return strings.HasPrefix(p.String(), "adaptive:") }

@@ -62,7 +62,40 @@ stop() {
 	stop_pid "$pid" "$1" && rm -f "$pidfile"
 }
 
+# stepd_pids: the job step daemons listening on sockets in this cluster's
+# spool directory.
+stepd_pids() {
+	[[ -d $DIR/spool ]] && command -v ss >/dev/null || return 0
+	ss -xlpn 2>/dev/null | awk -v d="$DIR/spool/" 'index($0, d) { while (match($0, /pid=[0-9]+/)) { print substr($0, RSTART + 4, RLENGTH - 4); $0 = substr($0, RSTART + RLENGTH) } }' | sort -u
+}
+
+# descendants PID…: "PID COMM" of every process below the given ones.
+descendants() {
+	(($#)) || return 0
+	ps -eo pid=,ppid=,comm= 2>/dev/null | awk -v roots=" $* " '
+		{ parent[$1] = $2; comm[$1] = $3 }
+		END {
+			n = split(roots, r, " ")
+			for (i = 1; i <= n; i++) in_set[r[i]] = 1
+			do {
+				changed = 0
+				for (p in parent) if (!(p in in_set) && (parent[p] in in_set)) { in_set[p] = 1; below[p] = 1; changed = 1 }
+			} while (changed)
+			for (p in below) print p, comm[p]
+		}'
+}
+
 rc=0
+# 0. The jobs' processes as they are now (below slurmd and the step
+#    daemons): whatever of them outlives the steps is stopped at the end,
+#    so that nothing started by this cluster keeps running.
+roots=$(stepd_pids | xargs)
+if [[ -s $DIR/slurmd.pid ]]; then
+	roots="$roots $(tr -dc '0-9' <"$DIR/slurmd.pid")"
+fi
+# shellcheck disable=SC2086 # roots is a list of PIDs
+job_procs=$(descendants $roots)
+
 # 1. Cancel every job of this cluster while the controller still runs, so
 #    slurmd ends their steps; give them a few seconds to go.
 if [[ -f $CONF && -s $DIR/slurmctld.pid ]] && alive "$(tr -dc '0-9' <"$DIR/slurmctld.pid")"; then
@@ -77,13 +110,17 @@ if [[ -f $CONF && -s $DIR/slurmctld.pid ]] && alive "$(tr -dc '0-9' <"$DIR/slurm
 fi
 # 2. Job step daemons still listening on sockets in this cluster's spool
 #    directory (a step slurmd could not end): stop them by PID.
-if [[ -d $DIR/spool ]] && command -v ss >/dev/null; then
-	while read -r pid; do
-		stop_pid "$pid" slurmstepd || rc=1
-	done < <(ss -xlpn 2>/dev/null | awk -v d="$DIR/spool/" 'index($0, d) { while (match($0, /pid=[0-9]+/)) { print substr($0, RSTART + 4, RLENGTH - 4); $0 = substr($0, RSTART + RLENGTH) } }' | sort -u)
-fi
+while read -r pid; do
+	[[ -n $pid ]] && { stop_pid "$pid" slurmstepd || rc=1; }
+done < <(stepd_pids)
 # 3. The daemons, node first.
 stop slurmd slurmd.pid || rc=1
 stop slurmctld slurmctld.pid || rc=1
 stop munged munged.pid || rc=1
+# 4. Job processes seen in step 0 that are still there (a task that was
+#    ending while its step went away), each by PID while it still has the
+#    name it had.
+while read -r pid comm; do
+	[[ -n $pid ]] && { stop_pid "$pid" "$comm" || rc=1; }
+done <<<"$job_procs"
 exit $rc

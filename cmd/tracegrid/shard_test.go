@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracegrid/tracegrid/internal/fakemodel"
+	"github.com/tracegrid/tracegrid/pipeline"
+)
+
+// runEnv runs the binary with the scheduler variables of this process
+// removed and env added.
+func runEnv(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SLURM_") && !strings.HasPrefix(kv, "JOB_COMPLETION_INDEX=") && !strings.HasPrefix(kv, "TRACEGRID_SHARDS=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func readEntries(t *testing.T, path string) []pipeline.Entry {
+	t.Helper()
+	entries, skipped, err := pipeline.ReadManifest(path)
+	if err != nil || skipped != 0 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// TestRenderShardsCLI renders a 6-clip grid in one process and as 3
+// shards — one from --shard, one from a Slurm array task's environment,
+// one from a Kubernetes index with --shards — and merges: the shard
+// manifests hold every clip of the single manifest exactly once (equal
+// clips split round robin: shard k has plan clips k−1 and k+2), and the
+// merged manifest is the single one, hashes included.
+func TestRenderShardsCLI(t *testing.T) {
+	spec := writeFile(t, "grid.yaml", "grid: default\ndomains: [bounce_ball, blinking, state_machine]\ncounts: [0, 2]\nfrequencies: [1.0]\nduration: 2\nwidth: 160\nheight: 96\n")
+	single, sharded := t.TempDir(), t.TempDir()
+	if out, code := runEnv(t, nil, "render", "--spec", spec, "--out", single); code != 0 {
+		t.Fatalf("render: exit %d: %s", code, out)
+	}
+	want := readEntries(t, filepath.Join(single, pipeline.ManifestName))
+	if len(want) != 6 {
+		t.Fatalf("%d clips, want 6", len(want))
+	}
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		log  string
+	}{
+		{nil, []string{"--shard", "1/3"}, "shard 1/3 from --shard"},
+		{[]string{"SLURM_ARRAY_JOB_ID=77", "SLURM_ARRAY_TASK_ID=11", "SLURM_ARRAY_TASK_COUNT=3", "SLURM_ARRAY_TASK_MIN=10", "SLURM_ARRAY_TASK_MAX=12", "SLURM_ARRAY_TASK_STEP=1"},
+			nil, "shard 2/3 from Slurm array job 77: SLURM_ARRAY_TASK_ID=11, SLURM_ARRAY_TASK_MIN=10, SLURM_ARRAY_TASK_COUNT=3"},
+		{[]string{"JOB_COMPLETION_INDEX=2"}, []string{"--shards", "3"}, "shard 3/3 from the Kubernetes Indexed Job: JOB_COMPLETION_INDEX=2, --shards 3"},
+	} {
+		out, code := runEnv(t, tc.env, append([]string{"render", "--spec", spec, "--out", sharded}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, tc.log) {
+			t.Fatalf("render %v %v: exit %d, want the log %q:\n%s", tc.env, tc.args, code, tc.log, out)
+		}
+	}
+	var union []string
+	for k := 1; k <= 3; k++ {
+		got := readEntries(t, filepath.Join(sharded, "shards", []string{"", "1-of-3", "2-of-3", "3-of-3"}[k], pipeline.ManifestName))
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		if exp := []string{want[k-1].ID, want[k+2].ID}; !slices.Equal(ids, exp) {
+			t.Errorf("shard %d/3 manifest %v, want %v", k, ids, exp)
+		}
+		union = append(union, ids...)
+	}
+	var all []string
+	for _, e := range want {
+		all = append(all, e.ID)
+	}
+	sort.Strings(union)
+	sort.Strings(all)
+	if !slices.Equal(union, all) {
+		t.Errorf("the shard manifests hold %v, the single manifest %v", union, all)
+	}
+	if _, err := os.Stat(filepath.Join(sharded, pipeline.ManifestName)); err == nil {
+		t.Error("a shard wrote DIR/manifest.jsonl")
+	}
+
+	msg, err, code := inProcess(t, newMergeCmd(), "--render", sharded)
+	if err != nil || code != 0 || !strings.Contains(msg, "merge: 3 shards, 6 clips") {
+		t.Fatalf("merge: exit %d, %v: %s", code, err, msg)
+	}
+	merged := readEntries(t, filepath.Join(sharded, pipeline.ManifestName))
+	if len(merged) != len(want) {
+		t.Fatalf("merged %d clips, want %d", len(merged), len(want))
+	}
+	for i := range want {
+		if merged[i].ID != want[i].ID || merged[i].SHA256 != want[i].SHA256 || merged[i].Video != want[i].Video || merged[i].Trace != want[i].Trace {
+			t.Errorf("merged line %d: %s %s, single %s %s", i, merged[i].ID, merged[i].SHA256, want[i].ID, want[i].SHA256)
+		}
+	}
+	if msg, _, code := inProcess(t, newMergeCmd(), "--render", sharded); code != 0 || !strings.Contains(msg, "(unchanged)") {
+		t.Errorf("second merge: exit %d: %s", code, msg)
+	}
+
+	// Bad shard settings and another plan: usage errors, exit 2.
+	other := writeFile(t, "other.yaml", "grid: default\ndomains: [blinking]\ncounts: [2]\nfrequencies: [1.0]\nduration: 2\nwidth: 160\nheight: 96\n")
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--spec", spec, "--shard", "4/3"}, "shard 4/3: shard 4 does not exist, there are 3"},
+		{nil, []string{"--spec", spec, "--shard", "1/3", "--shards", "3"}, "--shard 1/3 and --shards 3 together"},
+		{[]string{"JOB_COMPLETION_INDEX=0"}, []string{"--spec", spec}, "JOB_COMPLETION_INDEX=0 but no number of shards"},
+		{[]string{"SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=3", "SLURM_ARRAY_TASK_MIN=1", "SLURM_ARRAY_TASK_MAX=7"}, []string{"--spec", spec}, "Slurm array task ids are not a range"},
+		{nil, []string{"--spec", other, "--shard", "1/3"}, "holds shards of another render plan"},
+		{nil, []string{"--spec", other}, "holds shards of another render plan"},
+	} {
+		out, code := runEnv(t, tc.env, append([]string{"render", "--out", sharded}, tc.args...)...)
+		if code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("render %v %v: exit %d, want 2 with %q:\n%s", tc.env, tc.args, code, tc.want, out)
+		}
+	}
+}
+
+// TestMergeCLIErrors: a merge of shards that are not all there exits 1
+// and names the shard; flags that do not add up exit 2.
+func TestMergeCLIErrors(t *testing.T) {
+	spec := writeFile(t, "grid.yaml", "grid: default\ndomains: [blinking]\ncounts: [0, 2]\nfrequencies: [1.0]\nduration: 2\nwidth: 160\nheight: 96\n")
+	dir := t.TempDir()
+	if out, code := runEnv(t, nil, "render", "--spec", spec, "--out", dir, "--shard", "2/2"); code != 0 {
+		t.Fatalf("render: %s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--render", dir}, 1, "shard 1/2 never started"},
+		{[]string{"--render", t.TempDir()}, 2, "has no shards/plan.json: nothing to merge"},
+		{[]string{}, 2, "give one of --render DIR, --variants D or --db OUT IN…"},
+		{[]string{"--render", dir, "--db", "x.sqlite"}, 2, "give one of"},
+		{[]string{"--db", filepath.Join(dir, "out.sqlite")}, 2, "--db OUT needs input databases"},
+		{[]string{"--render", dir, "extra"}, 2, "unexpected arguments"},
+		{[]string{"--db", filepath.Join(dir, "out.sqlite"), filepath.Join(dir, "none.sqlite")}, 2, "none.sqlite"},
+	} {
+		msg, err, code := inProcess(t, newMergeCmd(), tc.args...)
+		if err != nil {
+			msg += err.Error()
+		}
+		if code != tc.code || !strings.Contains(msg, tc.want) {
+			t.Errorf("merge %v: exit %d, want %d with %q: %s", tc.args, code, tc.code, tc.want, msg)
+		}
+	}
+}
+
+// exportTrials is the export of db as JSON objects without the columns
+// that depend on timing.
+func exportTrials(t *testing.T, db string) []string {
+	t.Helper()
+	out, code := run(t, "export", "--db", db, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export %s: %s", db, out)
+	}
+	var rows []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		delete(m, "latency_ms")
+		delete(m, "finished_at")
+		delete(m, "attempts")
+		b, _ := json.Marshal(m)
+		rows = append(rows, string(b))
+	}
+	return rows
+}
+
+// TestEvalShardsCLI evaluates two clips in one process and as two shards
+// with their own databases (the study's db with .1-of-2 and .2-of-2 before
+// the extension), each with half the spending cap, and merges: the trials
+// are the single run's.
+func TestEvalShardsCLI(t *testing.T) {
+	manifest := renderSmall(t)
+	fm := fakemodel.New(t, fakemodel.Always(fakemodel.Reply{Text: "Final answer: 2", PromptTokens: 100}))
+	dir := t.TempDir()
+	study := studyFile(t, manifest, fm.URL(), filepath.Join(dir, "r.db"), 1, 1, "max_usd: 10\n")
+	if out, code := runEnv(t, nil, "eval", "--config", study, "--db", filepath.Join(dir, "single.db")); code != 0 {
+		t.Fatalf("single eval: exit %d: %s", code, out)
+	}
+	for i, env := range [][]string{{"TRACEGRID_SHARDS=2", "JOB_COMPLETION_INDEX=0"}, {"TRACEGRID_SHARDS=2", "JOB_COMPLETION_INDEX=1"}} {
+		out, code := runEnv(t, env, "eval", "--config", study)
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d: %s", i+1, code, out)
+		}
+		for _, w := range []string{"clips=1 of=2", "r." + []string{"1-of-2", "2-of-2"}[i] + ".db", "shard spending cap\" max_usd=5.0000"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("shard %d: the log does not say %q:\n%s", i+1, w, out)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.db")); err == nil {
+		t.Error("a shard wrote the study's own database")
+	}
+	one, two := exportTrials(t, filepath.Join(dir, "r.1-of-2.db")), exportTrials(t, filepath.Join(dir, "r.2-of-2.db"))
+	if len(one) != 1 || len(two) != 1 {
+		t.Fatalf("shard databases hold %d and %d trials, want 1 and 1", len(one), len(two))
+	}
+	merged := filepath.Join(dir, "merged.db")
+	msg, err, code := inProcess(t, newMergeCmd(), "--db", merged, filepath.Join(dir, "r.1-of-2.db"), filepath.Join(dir, "r.2-of-2.db"))
+	if code != 0 || !strings.Contains(msg, "merge: 2 databases (shards 1…2), 2 trials: 2 added") {
+		t.Fatalf("merge: exit %d, %v: %s", code, err, msg)
+	}
+	if got, want := exportTrials(t, merged), exportTrials(t, filepath.Join(dir, "single.db")); !slices.Equal(got, want) {
+		t.Errorf("merged trials differ from the single run's:\n%v\n%v", got, want)
+	}
+	// An explicit --db is used as given.
+	explicit := filepath.Join(dir, "mine.db")
+	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "2/2", "--db", explicit); code != 0 || !strings.Contains(out, "db="+explicit) {
+		t.Errorf("--shard 2/2 --db: exit %d: %s", code, out)
+	}
+	// More shards than clips: the empty shard still makes its database.
+	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "3/3"); code != 0 || !strings.Contains(out, "this shard has no clips") {
+		t.Errorf("--shard 3/3 of 2 clips: exit %d: %s", code, out)
+	}
+	if rows, _ := exportRows(t, filepath.Join(dir, "r.3-of-3.db")); rows != 0 {
+		t.Errorf("the empty shard's database holds %d trials", rows)
+	}
+}
