@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracegrid/tracegrid/eval/results"
 )
@@ -25,12 +27,19 @@ func holdLock(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := db.LockStudy("s"); err != nil {
+	l, err := db.LockStudy("s")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	fmt.Println("locked")
-	select {}
+	// Hold it until killed: sleep (a bare select{} is a deadlock the
+	// runtime ends when no other goroutine exists, releasing the lock),
+	// and keep the lock reachable so no finalizer closes its file.
+	for {
+		time.Sleep(time.Hour)
+		runtime.KeepAlive(l)
+	}
 }
 
 func TestLockStudy(t *testing.T) {
