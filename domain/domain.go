@@ -4,7 +4,7 @@
 // runner, scoring, reports, the reference perceiver) ask this registry for
 // a capability instead of testing a domain's name.
 //
-// Two kinds of domain are registered:
+// Three kinds of domain are registered:
 //
 //   - Event domains (bounce_ball, blinking, state_machine;
 //     low-frequency-trap §3.1): N events at rate F, a trace of
@@ -12,13 +12,14 @@
 //   - The static-object domain (objects; CountVideoBench §4): N objects of
 //     one class under a turning camera, no events, scored on the count
 //     alone under the benchmark's own protocol.
-//
-// A third is foreseen: natural videos (Natural, low-frequency-trap §7),
-// whose count is known and which may carry a trace but have no scene.
-// Only its name exists (package prompts has its question); it is not
-// registered, so no trace, scene or report accepts it yet. Registering it
-// means a Spec with Scene false, CountOnly unless its clips carry events,
-// and a Truth for a count without objects.
+//   - The natural-video domain (natural; low-frequency-trap §7): videos
+//     from outside (TransRAC / RepCount-A), imported by `tracegrid
+//     import` (package natural), never rendered. The count is the
+//     annotation's; a clip carries a trace of one event per repetition
+//     only where the annotation gives each repetition's boundaries
+//     (EventsOptional). Its trials are scored on the count in the shared
+//     tables and reported in their own section, which adds the trace
+//     measures where a trace exists (CountOnly).
 package domain
 
 import "slices"
@@ -30,8 +31,7 @@ const (
 	Blinking     = "blinking"
 	StateMachine = "state_machine"
 	Objects      = "objects"
-	// Natural is the natural-video domain; not registered yet (see the
-	// package doc).
+	// Natural is the natural-video domain (imported videos, no scene).
 	Natural = "natural"
 )
 
@@ -79,7 +79,9 @@ type Spec struct {
 	// (score.TrialScore.CountOnly: no alignment, never eligible for the
 	// trace metrics) and reported in its own section, outside
 	// low-frequency-trap's event tables (surfaces, boundaries, Tables 1,
-	// 2, 4, 8, 9, the event count distributions).
+	// 2, 4, 8, 9, the event count distributions). A count-only domain with
+	// an EventType (natural) may still carry events: its own report section
+	// measures them; the shared scoring ignores them.
 	CountOnly bool
 	// EventPolicies says policies that place frames at the true events
 	// (keyframes) apply to the domain's clips; where they do not, such a
@@ -94,7 +96,19 @@ type Spec struct {
 	// ViewStats says the report summarises how often the clips' objects
 	// leave the view (trace.SummarizeViews), beside the paper's figures.
 	ViewStats bool
+	// EventsOptional says a clip may know its count N without a trace of
+	// its events: a natural video annotated with a count alone. Such a
+	// clip has no trace file; policies that place frames by the true
+	// events (keyframes, single:best) are not applicable to it, and it is
+	// scored on its count alone.
+	EventsOptional bool
 }
+
+// MissingEvents reports whether a clip of the domain with n true events
+// and a trace listing events of them lacks the trace of its events: a
+// clip of a domain whose events are optional (EventsOptional) that lists
+// fewer events than its count.
+func (s Spec) MissingEvents(n, events int) bool { return s.EventsOptional && events < n }
 
 // event is the declaration every event domain shares.
 func event(name, title, eventType string) Spec {
@@ -113,6 +127,14 @@ var registry = []Spec{
 		// question.
 		Prompt: "countvideobench", Policy: "uniform:10",
 		SingleBest: BestMostInView, ViewStats: true,
+	},
+	{
+		// low-frequency-trap §7: repetition counting on natural videos,
+		// exact match by count bin; the events, where annotated, are the
+		// repetitions. No protocol of its own: the study's conditions
+		// (zero_shot, natural_direct, cot) apply.
+		Name: Natural, Title: "Natural videos", Truth: TruthEvents, EventType: "repetition", CountOnly: true,
+		EventPolicies: true, SingleBest: BestMiddleEvent, EventsOptional: true,
 	},
 }
 
@@ -142,7 +164,7 @@ func Of(name string) Spec {
 func Specs() []Spec { return slices.Clone(registry) }
 
 // Names lists the registered domains in the papers' order: bounce_ball,
-// blinking, state_machine, objects.
+// blinking, state_machine, objects, natural.
 func Names() []string {
 	out := make([]string, len(registry))
 	for i, s := range registry {

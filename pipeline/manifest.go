@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -82,6 +83,28 @@ type Entry struct {
 	Render      RenderSettings `json:"render"`
 	ToolVersion string         `json:"tool_version"`
 	GLRenderer  string         `json:"gl_renderer,omitempty"`
+	// Natural describes an imported natural video (domain natural,
+	// `tracegrid import`); nil for every other entry. Such an entry is
+	// External; Render holds the video's probed duration, its frame rate
+	// rounded and its displayed size, Frames its frame count, Seed and F
+	// are 0. Its Trace is "" when the annotation gives the count alone.
+	Natural *NaturalVideo `json:"natural,omitempty"`
+}
+
+// NaturalVideo is what the entry of an imported natural video records
+// beyond the common fields.
+type NaturalVideo struct {
+	// FrameRate is the video's average frame rate (render.fps is it
+	// rounded), e.g. 29.97002997002997.
+	FrameRate float64 `json:"frame_rate"`
+	// Rotation is the angle in degrees, clockwise, by which the decoded
+	// picture turns for display (0, 90, 180, 270); render.width and
+	// render.height are the displayed size.
+	Rotation int `json:"rotation"`
+	// Source is the video's file name as the annotation names it.
+	Source string `json:"source"`
+	// Action is the annotation's action type; empty when it has none.
+	Action string `json:"action,omitempty"`
 }
 
 // ManifestName is the manifest's file name inside the output directory.
@@ -245,12 +268,30 @@ func decodeEntry(line []byte) (Entry, error) {
 		name string
 		bad  bool
 	}{
-		{"id", e.ID == ""}, {"domain", e.Domain == ""}, {"video", e.Video == ""}, {"trace", e.Trace == ""},
+		{"id", e.ID == ""}, {"domain", e.Domain == ""}, {"video", e.Video == ""},
+		// A natural video annotated with its count alone has no trace.
+		{"trace", e.Trace == "" && !domain.Of(e.Domain).EventsOptional},
 		{"render.duration", !(e.Render.Duration > 0)}, {"render.fps", e.Render.FPS <= 0},
 		{"render.width", e.Render.Width <= 0}, {"render.height", e.Render.Height <= 0},
 	} {
 		if f.bad {
 			return Entry{}, fmt.Errorf("field %s is empty or not positive", f.name)
+		}
+	}
+	// An imported video (a domain without a scene) says so and how to read
+	// it; a rendered clip has no such section.
+	if imported := importedDomain(e.Domain); imported || e.Natural != nil {
+		switch {
+		case !imported:
+			return Entry{}, fmt.Errorf("field natural: domain %s is rendered, not imported", e.Domain)
+		case e.Natural == nil:
+			return Entry{}, fmt.Errorf("field natural is missing (domain %s is an imported video)", e.Domain)
+		case !e.External:
+			return Entry{}, errors.New("field external: an imported video's entry says \"external\": true")
+		case !(e.Natural.FrameRate > 0) || e.Natural.FrameRate > 1e6:
+			return Entry{}, errors.New("field natural.frame_rate is empty or not positive")
+		case e.Natural.Rotation%90 != 0 || e.Natural.Rotation < 0 || e.Natural.Rotation >= 360:
+			return Entry{}, errors.New("field natural.rotation: want 0, 90, 180 or 270")
 		}
 	}
 	return e, nil
@@ -430,6 +471,18 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 // ErrNoClip is returned by LoadClip for an id the manifest does not list.
 var ErrNoClip = errors.New("clip not in manifest")
 
+// importedDomain reports whether d is a registered domain whose clips are
+// imported videos, not rendered (natural).
+func importedDomain(d string) bool {
+	s, ok := domain.Lookup(d)
+	return ok && !s.Scene
+}
+
+// ErrNoScene is returned by LoadClip and LoadEntry for an imported video
+// (a domain without a scene, e.g. natural): there is nothing to rebuild;
+// its frames are decoded from the video (package natural).
+var ErrNoScene = errors.New("clip has no scene")
+
 // LoadClip finds a clip in a manifest (LoadManifest's rules) and rebuilds
 // it (LoadEntry).
 func LoadClip(manifestPath, id string) (*scene.Clip, *trace.Trace, Entry, error) {
@@ -454,6 +507,10 @@ func LoadClip(manifestPath, id string) (*scene.Clip, *trace.Trace, Entry, error)
 // when it is one of those) that does not quote the file: `tracegrid trace
 // replay` on the file says what is wrong.
 func LoadEntry(manifestPath string, e Entry) (*scene.Clip, *trace.Trace, error) {
+	if importedDomain(e.Domain) {
+		return nil, nil, fmt.Errorf("%w: clip %s is a %s video imported by tracegrid import, not rendered: decode its frames from the video (tracegrid frames --video %s)",
+			ErrNoScene, e.ID, e.Domain, e.Video)
+	}
 	path, err := e.TracePath(manifestPath)
 	if err != nil {
 		return nil, nil, err

@@ -63,10 +63,14 @@ type Trace struct {
 	// CountVideoBench): there are no events, N is the number of objects and
 	// F is 0. Nil for event domains.
 	Objects *Objects `json:"objects,omitempty"`
+	// Natural describes the video and the annotation of a natural-video
+	// clip (domain natural, natural.go): F is 0, the events are its
+	// repetitions. Nil for every other domain.
+	Natural *Natural `json:"natural,omitempty"`
 }
 
 // ErrInvalid is wrapped by every error about a trace's content or format
-// (ErrSchema, ErrEvents, ErrObjects, ErrFormat, ErrTooLarge): the input is
+// (ErrSchema, ErrEvents, ErrObjects, ErrNatural, ErrFormat, ErrTooLarge): the input is
 // bad, as opposed to a file that could not be read.
 var ErrInvalid = errors.New("trace: invalid")
 
@@ -111,13 +115,16 @@ const (
 )
 
 // Domains are the domains a trace may name, those registered in package
-// domain: the event domains by name, then the others (scene.AllDomains).
+// domain: the rendered event domains by name, then the others in the
+// registry's order (objects, natural). The rendered ones are
+// scene.AllDomains; natural has no scene.
 var Domains = traceDomains()
 
 func traceDomains() []string {
-	events := domain.Where(func(s domain.Spec) bool { return s.Truth == domain.TruthEvents })
+	rendered := func(s domain.Spec) bool { return s.Truth == domain.TruthEvents && s.Scene }
+	events := domain.Where(rendered)
 	slices.Sort(events)
-	return append(events, domain.Where(func(s domain.Spec) bool { return s.Truth != domain.TruthEvents })...)
+	return append(events, domain.Where(func(s domain.Spec) bool { return !rendered(s) })...)
 }
 
 // ObjectsDomain is the static-object domain (CountVideoBench), the same
@@ -134,7 +141,10 @@ const spanTolerance = 1e-6
 // or the initial state for persistent events), rate-regular spacing
 // t_i = t_1+(i−1)/F, a pulse between one frame and half a period, and an
 // active span inside the clip that holds every event and is at most N/F
-// long (empty for N = 0).
+// long (empty for N = 0). A natural clip (a domain without a scene) is
+// checked against its natural section instead (validateNatural: no
+// scene-based rule; events, where annotated, one per repetition, sorted,
+// inside the clip).
 func (tr *Trace) Validate() error {
 	if tr.Schema != Schema {
 		return fmt.Errorf("%w %q (want %q)", ErrSchema, tr.Schema, Schema)
@@ -166,6 +176,12 @@ func (tr *Trace) Validate() error {
 	}
 	if tr.ActiveStart > tr.ActiveEnd {
 		return fmt.Errorf("%w: active span [%v, %v] is reversed", ErrEvents, tr.ActiveStart, tr.ActiveEnd)
+	}
+	if imported := !spec.Scene; imported || tr.Natural != nil {
+		if !imported {
+			return fmt.Errorf("%w: domain %s is rendered; only an imported video's trace has a natural section", ErrNatural, tr.Domain)
+		}
+		return tr.validateNatural(spec)
 	}
 	if objects := spec.Truth == domain.TruthObjects; objects || tr.Objects != nil || tr.Class != "" {
 		if !objects {

@@ -104,7 +104,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue), errors.Is(err, pipeline.ErrSpec), errors.Is(err, scene.ErrParams),
 		errors.Is(err, trace.ErrInvalid), errors.Is(err, pipeline.ErrOtherPlan), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, sampling.ErrPolicy),
+		errors.Is(err, pipeline.ErrNoClip), errors.Is(err, pipeline.ErrNoScene), errors.Is(err, sampling.ErrPolicy),
 		errors.Is(err, pipeline.ErrManifest), errors.Is(err, study.ErrStudy), errors.Is(err, study.ErrNoAPIKey),
 		isCobraUsage(err):
 		return exitUsage
@@ -158,7 +158,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newPreviewCmd())
 	root.AddCommand(newBenchCmds()...)
-	root.AddCommand(newVariantsCmd(), newIngestCmd(), newMergeCmd())
+	root.AddCommand(newVariantsCmd(), newIngestCmd(), newMergeCmd(), newImportCmd())
 	usageArgs(root)
 	return root
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var db, out, study, tolerance string
+	var db, out, study, tolerance, naturalBins string
 	var tau float64
 	cmd := &cobra.Command{
 		Use:   "report --db results.sqlite --out DIR",
@@ -51,7 +51,13 @@ answer whose count could not be parsed is scored incorrect.`,
 			if err != nil {
 				return err
 			}
-			r, err := report.Build(trials, report.Options{Study: study, Tolerance: tol, Tau: tau})
+			var bins []int
+			if naturalBins != "" {
+				if bins, err = report.ParseNaturalBins(naturalBins); err != nil {
+					return usageError{err}
+				}
+			}
+			r, err := report.Build(trials, report.Options{Study: study, Tolerance: tol, Tau: tau, NaturalBins: bins})
 			if errors.Is(err, score.ErrTrace) || errors.Is(err, score.ErrReport) || errors.Is(err, report.ErrTrial) {
 				return usageError{fmt.Errorf("%s: %w", db, err)} // the database holds data that cannot be scored
 			}
@@ -74,6 +80,7 @@ answer whose count could not be parsed is scored incorrect.`,
 	f.StringVar(&study, "study", "", "study to report; may be omitted when the database holds only one")
 	f.StringVar(&tolerance, "tolerance", "rate", "timestamp-matching window: rate (δ = 1/(2F)) or seconds, e.g. 0.5")
 	f.Float64Var(&tau, "tau", score.Tau, "reliability target τ of the boundaries, in (0, 1]")
+	f.StringVar(&naturalBins, "natural-bins", "", "count bins of the Natural videos section as lower edges, e.g. 0,1,2,3,4,5,6,7,10,15,20,30 (the default; docs/natural.md)")
 	return cmd
 }
 

@@ -3,7 +3,9 @@
 // each frame is rendered on the GPU straight from the scene, at the frame
 // the clip's MP4 shows at the sample time (or, with Exact, at the sample
 // time itself), so the images hold the same pixels as the MP4 before
-// compression. External videos are decoded with libav by seeking.
+// compression. External videos (tracegrid frames --video, imported
+// natural clips) are decoded with libav by seeking, and turned upright by
+// their display rotation (StreamVideoRotated).
 //
 // One Source (and one GL context) serves any number of clips; a stream
 // keeps at most Options.Buffer images in flight, encodes them on parallel

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/sampling"
@@ -33,15 +34,48 @@ func OpenVideo(path string) (*encode.Video, error) {
 
 // StreamVideo decodes the plan's frames from an external video (the frame
 // shown at t: the last frame whose presentation time is at or before t),
-// scales them to the source's size (or the video's) and encodes them like
-// Stream. Decoding seeks to the nearest preceding keyframe and decodes
+// scales them to the source's size (or keeps the video's; another aspect
+// ratio is letterboxed with black bars) and encodes them like Stream. Decoding seeks to the nearest preceding keyframe and decodes
 // forward (package encode); a time equal to the previous one reuses its
 // image.
 func (s *Source) StreamVideo(ctx context.Context, v *encode.Video, plan sampling.Plan) iter.Seq2[Image, error] {
+	return s.StreamVideoRotated(ctx, v, 0, plan)
+}
+
+// StreamVideoRotated is StreamVideo for a video whose picture a player
+// turns rotation degrees clockwise for display (0, 90, 180 or 270: its
+// display matrix, encode.VideoProbe.Rotation): every frame is decoded and
+// turned upright, as the video plays, and the images have the displayed
+// size. At the source's size, when set, another aspect ratio is
+// letterboxed: the picture keeps its proportions, centred, with black
+// bars. Another rotation is an error.
+func (s *Source) StreamVideoRotated(ctx context.Context, v *encode.Video, rotation int, plan sampling.Plan) iter.Seq2[Image, error] {
+	if rotation != 0 && rotation != 90 && rotation != 180 && rotation != 270 {
+		return func(yield func(Image, error) bool) {
+			yield(Image{}, fmt.Errorf("frames: display rotation %d° is not 0, 90, 180 or 270", rotation))
+		}
+	}
 	info := v.Info()
-	w, h := info.Width, info.Height
+	dw, dh := info.Width, info.Height // displayed
+	if rotation == 90 || rotation == 270 {
+		dw, dh = dh, dw
+	}
+	w, h := dw, dh
 	if s.opt.Width > 0 {
 		w, h = s.opt.Width, s.opt.Height
+	}
+	// The picture's place in the image: all of it, or centred at its own
+	// aspect ratio.
+	fw, fh := fit(dw, dh, w, h)
+	x0, y0 := (w-fw)/2, (h-fh)/2
+	// The decoded (unturned) picture at the size that turns into fw×fh.
+	var coded encode.Image
+	if rotation != 0 {
+		cw, ch := fw, fh
+		if rotation != 180 {
+			cw, ch = fh, fw
+		}
+		coded = encode.Image{Width: cw, Height: ch, Stride: 4 * cw, Pix: make([]byte, 4*cw*ch)}
 	}
 	first, prevT := true, 0.0
 	produce := func(f sampling.Frame, dst gpu.Image) (bool, int, error) {
@@ -49,12 +83,79 @@ func (s *Source) StreamVideo(ctx context.Context, v *encode.Video, plan sampling
 			return true, -1, nil
 		}
 		first, prevT = false, f.T
-		if err := v.FrameAt(f.T, encode.Image(dst)); err != nil {
+		pic := dst
+		if fw != w || fh != h {
+			blackBars(dst, x0, y0, fw, fh)
+			pic = gpu.Image{Width: fw, Height: fh, Stride: dst.Stride, Pix: dst.Pix[y0*dst.Stride+4*x0:]}
+		}
+		into := encode.Image(pic)
+		if rotation != 0 {
+			into = coded
+		}
+		if err := v.FrameAt(f.T, into); err != nil {
 			return false, -1, fmt.Errorf("frames: video frame at t=%v: %w", f.T, err)
+		}
+		if rotation != 0 {
+			rotateInto(pic, gpu.Image(coded), rotation)
 		}
 		return false, -1, nil
 	}
 	return s.stream(ctx, plan, w, h, produce)
+}
+
+// fit is the largest size of aspect ratio pw:ph inside w×h (at least one
+// pixel each way): w×h itself when the ratios agree to within a pixel.
+func fit(pw, ph, w, h int) (int, int) {
+	if pw <= 0 || ph <= 0 || pw*h == ph*w {
+		return w, h
+	}
+	fw, fh := w, h
+	if pw*h > ph*w { // wider than the image: full width
+		fh = max(1, min(h, int(math.Round(float64(w)*float64(ph)/float64(pw)))))
+	} else {
+		fw = max(1, min(w, int(math.Round(float64(h)*float64(pw)/float64(ph)))))
+	}
+	if w-fw <= 1 && h-fh <= 1 {
+		return w, h // a bar under two pixels: 1280×720 at 854×480
+	}
+	return fw, fh
+}
+
+// blackBars paints opaque black every pixel of img outside the fw×fh
+// rectangle at (x0, y0).
+func blackBars(img gpu.Image, x0, y0, fw, fh int) {
+	for y := range img.Height {
+		row := img.Pix[y*img.Stride : y*img.Stride+4*img.Width]
+		for x := range img.Width {
+			if y >= y0 && y < y0+fh && x >= x0 && x < x0+fw {
+				continue
+			}
+			copy(row[4*x:4*x+4], []byte{0, 0, 0, 255})
+		}
+	}
+}
+
+// rotateInto turns src clockwise by rot degrees (90, 180 or 270) into dst,
+// whose size is src's turned. Pixel (x, y) of dst, y down, is src's
+// (y, H−1−x) for 90°, (W−1−x, H−1−y) for 180° and (W−1−y, x) for 270°,
+// W×H being src's size.
+func rotateInto(dst, src gpu.Image, rot int) {
+	for y := range dst.Height {
+		row := dst.Pix[y*dst.Stride : y*dst.Stride+4*dst.Width]
+		for x := range dst.Width {
+			var sx, sy int
+			switch rot {
+			case 90:
+				sx, sy = y, src.Height-1-x
+			case 180:
+				sx, sy = src.Width-1-x, src.Height-1-y
+			default: // 270
+				sx, sy = src.Width-1-y, x
+			}
+			o := sy*src.Stride + 4*sx
+			copy(row[4*x:4*x+4], src.Pix[o:o+4])
+		}
+	}
 }
 
 // VideoLowRes is the adaptive pass over an external video: each frame

@@ -50,6 +50,15 @@
 //     failed trials' clips included) beside the paper's 83.0 % and 3.29;
 //     and the figures the paper's text gives for Gemini-3.1-pro, GPT-5.4,
 //     its human subjects and the Oracle, each with its section.
+//   - Natural videos (low-frequency-trap §7; natural.go, summary.json
+//     "natural" and "natural_section"): exact match by count bin per model
+//     × condition with Wilson intervals (default bins 0…6, 7–9, 10–14,
+//     15–19, 20–29, 30+; Options.NaturalBins), the off-by-one rate, MAE,
+//     the predicted and true count histograms, trace measures (P, R, F1,
+//     VOR) under a fixed window (0.5 s, or a fixed Options.Tolerance)
+//     where a clip has a trace of its repetitions, and each model's
+//     synthetic exact match in the same bins. Only studies with natural
+//     trials have it; the others' output is unchanged.
 //   - TOMATO's frame principles (§3) when the matching conditions exist
 //     with the same prompt (single:random, single:best, uniform:M,
 //     shuffled:M): κ = (A_m − A_1)/A_1, τ = (A_m − A_shuffled)/A_shuffled,
@@ -67,8 +76,10 @@
 // its name. A trial of a count-only domain (domain.Spec.CountOnly: the
 // objects clips, static objects and no events; the trace's objects
 // section must agree with its domain's truth) is scored on the count
-// alone (score.TrialScore.CountOnly). It enters only the CountVideoBench
-// section, the failure and cost tables, the envelope's last sentence and
+// alone (score.TrialScore.CountOnly). It enters only its own section
+// (CountVideoBench for objects, Natural videos for imported natural
+// clips, which adds their trace measures), the failure and cost tables,
+// the envelope's last sentence (objects) and
 // TOMATO's per-domain rows (whose "all" pools the event domains): never a
 // surface, boundary, Table 1, 2, 4, 8 or 9 row, region, event count
 // distribution or the low-frequency-trap comparison. A model's baseline

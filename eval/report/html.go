@@ -85,6 +85,10 @@ type htmlModel struct {
 	Frames       *htmlTable
 	FrameFormula []string
 	Consistency  *htmlTable
+
+	// Natural: it has natural-video trials (the Natural videos section);
+	// NaturalOnly: and no event-domain or objects trials.
+	Natural, NaturalOnly bool
 }
 
 // htmlCVB is the CountVideoBench section.
@@ -101,6 +105,7 @@ type htmlPage struct {
 	Meta      []string
 	Models    []htmlModel
 	CVB       *htmlCVB
+	Natural   *htmlNatural
 	Table2    htmlTable
 	Table8    htmlTable
 	Failures  htmlTable
@@ -171,6 +176,12 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 		for _, c := range r.CountVideoBench.Rows {
 			hm.Objects = hm.Objects || c.Model == mi.Model
 		}
+		others := false
+		for _, d := range mi.Domains {
+			hm.Natural = hm.Natural || naturalDomain(d)
+			others = others || !naturalDomain(d)
+		}
+		hm.NaturalOnly = hm.Natural && !others
 		for _, e := range r.Reliability {
 			if e.Model == mi.Model {
 				hm.Envelope = e.Text
@@ -226,6 +237,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 		}
 		pg.CVB = cvb
 	}
+	pg.Natural = r.naturalHTML()
 	pg.Table2 = r.table2()
 	pg.Table8 = r.table8()
 	pg.Failures, pg.Failed = r.failureTables()
@@ -234,6 +246,9 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg.Cases = r.caseGroups()
 	pg.CaseCount = len(r.Cases)
 	pg.Notes = r.notes()
+	if pg.Natural != nil {
+		pg.Notes = append(pg.Notes, naturalNote)
+	}
 	return pg
 }
 
@@ -713,7 +728,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 <h1>{{.Title}}</h1>
 {{range .Meta}}<p class="meta">{{.}}</p>
 {{end}}
-<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#cases">Cases</a><a href="#notes">Definitions</a></nav>
+<nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}{{if .Natural}}<a href="#natural">Natural videos</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#cases">Cases</a><a href="#notes">Definitions</a></nav>
 
 <h3>Reliability envelopes</h3>
 {{range .Models}}<p class="envelope" id="env-{{.Anchor}}">{{.Envelope}}</p>
@@ -730,7 +745,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 {{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{end}}
 {{range .Models}}
 <h2 id="{{.Anchor}}">{{.Name}}</h2>
-{{if .Events}}<p class="meta">Baseline condition: {{.Baseline}} · reliability envelope: <a href="#env-{{.Anchor}}">above</a>{{if .Objects}} · objects trials: <a href="#cvb">CountVideoBench section</a>{{end}}</p>
+{{if .Events}}<p class="meta">Baseline condition: {{.Baseline}} · reliability envelope: <a href="#env-{{.Anchor}}">above</a>{{if .Objects}} · objects trials: <a href="#cvb">CountVideoBench section</a>{{end}}{{if .Natural}} · natural videos: <a href="#natural">Natural videos section</a>{{end}}</p>
 
 <h3>Capability surfaces</h3>
 <p class="note">Final-answer exact match per (N, F) cell; N = 0 is the no-event control (frequency does not apply). Outlined cells lie inside the count boundary.</p>
@@ -752,6 +767,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 <h3>Count distribution</h3>
 {{template "table" .Counts}}
 <div class="figs">{{range .Histograms}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
+{{else if .NaturalOnly}}<p class="meta">Evaluated on natural videos only: see the <a href="#natural">Natural videos section</a>.</p>
 {{else}}<p class="meta">Evaluated on objects clips only: see the <a href="#cvb">CountVideoBench section</a>.</p>
 {{end}}{{with .Consistency}}<h3>Self-consistency</h3>
 {{template "table" .}}{{end}}{{if .Frames}}<h3>Frame principles (TOMATO)</h3>
@@ -769,6 +785,16 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 <div class="figs">{{range .Histograms}}<figure class="wide"><img src="{{.Src}}" alt="{{.File}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>
 <h3>Objects leaving the view</h3>
 {{template "table" .Views}}
+{{end}}{{with .Natural}}
+<h2 id="natural">Natural videos</h2>
+<p class="note">{{.Intro}}</p>
+{{template "table" .Bins}}
+<p class="note">{{.BinRule}}</p>
+<h3>Count measures and trace measures</h3>
+{{template "table" .Measures}}
+<p class="note">{{.TraceNote}}</p>
+<h3>True counts</h3>
+{{template "table" .Counts}}
 {{end}}
 
 <h2 id="cross">Cross-model</h2>

@@ -41,6 +41,9 @@ type Options struct {
 	// Tau is the reliability target τ of the boundaries; 0 means
 	// score.Tau (0.80).
 	Tau float64
+	// NaturalBins are the lower edges of the Natural videos section's
+	// count bins (ParseNaturalBins); nil means DefaultNaturalBins.
+	NaturalBins []int
 }
 
 // Condition is one evaluation condition: a sampling policy, the label
@@ -482,6 +485,12 @@ type Report struct {
 	Consistency []ConsistencyRow `json:"consistency"`
 	// Cases are the example trials of every outcome class (Appendix F).
 	Cases []Case `json:"cases"`
+	// Natural is exact match by count bin on natural videos per model ×
+	// condition (natural.go); NaturalSection the rest of that section.
+	// Both are left out of summary.json when the study has no natural
+	// video.
+	Natural        []NaturalRow    `json:"natural,omitempty"`
+	NaturalSection *NaturalSection `json:"natural_section,omitempty"`
 }
 
 // ConsistencyRow is one model × condition × domain's self-consistency:
@@ -553,6 +562,7 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.naturalBins = opt.NaturalBins
 	for _, build := range sections {
 		if err := build(r, in); err != nil {
 			return nil, err

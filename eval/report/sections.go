@@ -22,6 +22,8 @@ type input struct {
 	// views maps each evaluated clip of a domain with view statistics
 	// (domain.Spec.ViewStats) to its trace.
 	views map[string]*trace.Trace
+	// naturalBins are the Natural videos section's bins (Options).
+	naturalBins []int
 }
 
 // group is one model × condition × domain with trials.
@@ -102,6 +104,7 @@ var sections = []section{
 	buildRegions,
 	buildSensitivity,
 	buildCountDistributions,
+	buildNatural,
 	buildCountVideoBench,
 	buildFailures,
 	buildCases,
@@ -260,7 +263,8 @@ func buildCountVideoBench(r *Report, in *input) error {
 	cvb := &r.CountVideoBench
 	r.eachCondition(func(mi ModelInfo, c Condition) {
 		for _, g := range in.groupsOf(mi, c) {
-			if countOnly(g.key.domain) && len(g.scored) > 0 {
+			// Natural videos have a section of their own (buildNatural).
+			if countOnly(g.key.domain) && !naturalDomain(g.key.domain) && len(g.scored) > 0 {
 				cvb.Rows = append(cvb.Rows, countRow(mcKey{mi.Model, c}, trialsOf(g.scored)))
 			}
 		}

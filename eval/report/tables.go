@@ -215,6 +215,8 @@ func (r *Report) Tables() []Table {
 		t.Rows = append(t.Rows, []string{e.Model, e.Text})
 	}
 	ts = append(ts, t)
+	// The Natural videos section's tables, only when it has rows.
+	ts = append(ts, r.naturalTables()...)
 	return ts
 }
 

@@ -2,8 +2,10 @@
 // condition (sampling policy × prompt), for every model and repetition,
 // each trial one request (two for multi-turn verification) to the model's
 // API through the runner's Model seam (model.go: OpenAI-compatible servers,
-// Gemini; batch files in batch.go). Frames are rendered from the scenes, never
-// decoded from our MP4s. Each finished trial is stored before the next is
+// Gemini; batch files in batch.go). Images come through the runner's
+// FrameSource seam (source.go): a rendered clip's frames are rendered from
+// its scene, never decoded from our MP4s; an imported natural video's are
+// decoded from the file. Each finished trial is stored before the next is
 // reported, so a killed run resumes where it stopped: finished trials are
 // skipped and never requested (or paid for) twice. A run holds its study's
 // lock on the database (results.DB.LockStudy), so two runs never send the
@@ -34,8 +36,8 @@ import (
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/natural"
 	"github.com/tracegrid/tracegrid/pipeline"
-	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -47,10 +49,16 @@ type Progress struct {
 
 // Options of a run.
 type Options struct {
-	Study    *study.Study
-	Prompts  *prompts.Set
-	DB       *results.DB
+	Study   *study.Study
+	Prompts *prompts.Set
+	DB      *results.DB
+	// Renderer draws the frames of rendered clips (RenderedFrames); a
+	// study of imported videos only needs none.
 	Renderer *gpu.Renderer
+	// Frames, when set, is the source of every clip's images (tests hand
+	// in a fake); nil picks by clip: RenderedFrames{Renderer} for a clip
+	// rendered from a scene, DecodedFrames for an imported video.
+	Frames FrameSource
 	// Client makes the client of a model; nil uses NewModel (the model's
 	// provider, with the key read from the model's environment variable,
 	// its retry wait cap and request deadline, and Log). Tests hand in
@@ -132,10 +140,9 @@ type trial struct {
 
 type clipData struct {
 	entry pipeline.Entry
-	clip  *scene.Clip
+	clip  *Clip
 	tr    *trace.Trace
 	raw   []byte // trace JSON as stored with each trial
-	video string // MP4 path, for native video input
 }
 
 // trialKey is the results key of one trial; the one place a key is built
@@ -367,7 +374,8 @@ func SelectEntries(st *study.Study, entries []pipeline.Entry) ([]pipeline.Entry,
 
 // loadClips rebuilds the study's clips from the manifest (strictly read:
 // pipeline.LoadManifest), with their paths checked to stay inside the
-// manifest's directory.
+// manifest's directory; an imported video is read back by natural.Load
+// (the file still the one imported, its trace or its count).
 func loadClips(st *study.Study) ([]*clipData, error) {
 	entries, err := pipeline.LoadManifest(st.Manifest)
 	if err != nil {
@@ -379,11 +387,7 @@ func loadClips(st *study.Study) ([]*clipData, error) {
 	}
 	out := make([]*clipData, 0, len(entries))
 	for _, e := range entries {
-		c, tr, err := pipeline.LoadEntry(st.Manifest, e)
-		if err != nil {
-			return nil, err
-		}
-		video, err := e.VideoPath(st.Manifest)
+		c, tr, err := loadClip(st.Manifest, e)
 		if err != nil {
 			return nil, err
 		}
@@ -391,9 +395,36 @@ func loadClips(st *study.Study) ([]*clipData, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &clipData{entry: e, clip: c, tr: tr, raw: raw, video: video})
+		out = append(out, &clipData{entry: e, clip: c, tr: tr, raw: raw})
 	}
 	return out, nil
+}
+
+// loadClip reads one manifest entry: a rendered clip's scene, or an
+// imported video.
+func loadClip(manifest string, e pipeline.Entry) (*Clip, *trace.Trace, error) {
+	if natural.Imported(e) {
+		nc, err := natural.Load(manifest, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		r := e.Render
+		return &Clip{ID: e.ID, Domain: e.Domain, Duration: r.Duration, FPS: e.Natural.FrameRate, Width: r.Width, Height: r.Height,
+			Seed: e.Seed, Video: nc.Video, Rotation: e.Natural.Rotation}, nc.Trace, nil
+	}
+	sc, tr, err := pipeline.LoadEntry(manifest, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	video, err := e.VideoPath(manifest)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The scene's own id seeds the random frame conditions, as it always
+	// has (the render writes it as the entry's id).
+	p := sc.P
+	return &Clip{ID: p.ID(), Domain: e.Domain, Duration: p.Duration, FPS: float64(p.FPS), Width: p.Width, Height: p.Height,
+		Seed: p.Seed, Scene: sc, Video: video}, tr, nil
 }
 
 // ClipInfos lists the study's clips for a dry run: the same selection and
@@ -412,7 +443,7 @@ func ClipInfos(st *study.Study) ([]study.ClipInfo, error) {
 
 func clipInfo(c *clipData) study.ClipInfo {
 	tr := c.tr
-	return study.ClipInfo{ID: c.entry.ID, Domain: c.entry.Domain, Duration: tr.Duration, FPS: float64(tr.FPS), N: tr.N,
+	return study.ClipInfo{ID: c.entry.ID, Domain: c.entry.Domain, Duration: tr.Duration, FPS: c.clip.FPS, N: tr.N,
 		Events: tr.Times(), Width: tr.Width, Height: tr.Height, Seed: tr.Seed, Class: tr.Class}
 }
 
@@ -810,15 +841,16 @@ func (r *run) store(ctx context.Context, rec results.Trial) error {
 type notSentError struct{ error }
 
 // notApplicableError is a condition that supplies no frames for a clip
-// (keyframes on an N = 0 control or a static-object clip): recorded as
-// results.KindNotApplicable, never sent.
+// (keyframes on an N = 0 control or a static-object clip; keyframes or
+// single:best on a natural video annotated with its count alone): recorded
+// as results.KindNotApplicable, never sent.
 type notApplicableError struct{ error }
 
 // input renders the condition's frames for the model (or attaches the
 // clip's video for native input to a video-capable model).
 func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input, sampling.Plan, int64, error) {
 	c := t.clip
-	in := prompts.Input{Domain: c.tr.Domain, Class: c.tr.Class, Duration: c.clip.P.Duration, Detail: m.Detail,
+	in := prompts.Input{Domain: c.tr.Domain, Class: c.tr.Class, Duration: c.clip.Duration, Detail: m.Detail,
 		Labels: chat.Labels(t.cond.WithDefaults().Labels)}
 	pol, err := sampling.Parse(t.cond.Policy)
 	if err != nil {
@@ -828,18 +860,28 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 		// Keyframes centre frames on true events, and a static-object clip
 		// has none: it would show no frames while asking for N objects.
 		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notApplicableError{fmt.Errorf(
-			"not applicable: policy %s places frames at the true events, and objects clip %s has none (CountVideoBench samples uniform:10)", pol, c.clip.P.ID())}
+			"not applicable: policy %s places frames at the true events, and objects clip %s has none (CountVideoBench samples uniform:10)", pol, c.clip.ID)}
+	}
+	if domain.Of(c.tr.Domain).MissingEvents(c.tr.N, len(c.tr.Events)) && needsEvents(pol) {
+		// A natural video annotated with its count alone: where its
+		// repetitions are is not known, so no frame can be placed by them
+		// (and single:best's fallback, the middle frame, is not the best).
+		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notApplicableError{fmt.Errorf(
+			"not applicable: policy %s places frames by the true events, and clip %s is annotated with its count alone (no repetition boundaries, no trace)", pol, c.clip.ID)}
 	}
 	if m.Video.Supported && isNative(t.cond.Policy) {
-		b, err := os.ReadFile(c.video)
+		b, err := os.ReadFile(c.clip.Video)
 		if err != nil {
 			return in, sampling.Plan{}, 0, err
 		}
-		in.VideoURL = "data:video/mp4;base64," + base64.StdEncoding.EncodeToString(b)
+		in.VideoURL = "data:" + videoMIME(b) + ";base64," + base64.StdEncoding.EncodeToString(b)
 		return in, sampling.Plan{Policy: t.cond.Policy}, int64(len(b)), nil
 	}
-	sc := sampling.Clip{ID: c.clip.P.ID(), Duration: c.clip.P.Duration, FPS: float64(c.clip.P.FPS), Seed: c.clip.P.Seed, Events: c.tr.Times(),
-		InView: InViewCounts(c.tr), Pixels: frames.NewLowRes(r.opt.Renderer, c.clip)}
+	src := r.source(c.clip)
+	px := &lazyPixels{src: src, clip: c.clip}
+	defer px.release()
+	sc := sampling.Clip{ID: c.clip.ID, Duration: c.clip.Duration, FPS: c.clip.FPS, Seed: c.clip.Seed, Events: c.tr.Times(),
+		InView: InViewCounts(c.tr), Pixels: px}
 	plan, err := pol.Plan(sc)
 	if err != nil {
 		return in, plan, 0, err
@@ -851,7 +893,7 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 		if why == "" {
 			why = "the policy gives no frames for this clip"
 		}
-		return in, plan, 0, notApplicableError{fmt.Errorf("not applicable: policy %s on clip %s: %s", pol, c.clip.P.ID(), why)}
+		return in, plan, 0, notApplicableError{fmt.Errorf("not applicable: policy %s on clip %s: %s", pol, c.clip.ID, why)}
 	}
 	capped, err := sampling.ApplyLimit(plan, m.MaxImages, m.LimitMode)
 	if err != nil {
@@ -861,12 +903,8 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 	if err != nil {
 		return in, capped, 0, err
 	}
-	src, err := frames.NewSource(r.opt.Renderer, frames.Options{Format: format, Quality: m.JPEGQuality, Width: m.ImageWidth, Height: m.ImageHeight, Workers: 1})
-	if err != nil {
-		return in, capped, 0, err
-	}
 	var total int64
-	for img, err := range src.Stream(ctx, c.clip, capped) {
+	for img, err := range src.Frames(ctx, c.clip, capped, frames.Options{Format: format, Quality: m.JPEGQuality, Width: m.ImageWidth, Height: m.ImageHeight, Workers: 1}) {
 		if err != nil {
 			return in, capped, 0, err
 		}
@@ -875,6 +913,33 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 			DataURL: "data:" + img.MIME + ";base64," + base64.StdEncoding.EncodeToString(img.Data)})
 	}
 	return in, capped, total, nil
+}
+
+// source is where clip c's images come from: Options.Frames when set,
+// else by the clip (rendered or imported).
+func (r *run) source(c *Clip) FrameSource {
+	switch {
+	case r.opt.Frames != nil:
+		return r.opt.Frames
+	case c.Imported():
+		return DecodedFrames{}
+	}
+	return RenderedFrames{Renderer: r.opt.Renderer}
+}
+
+// needsEvents reports whether a policy places its frames by the clip's
+// true events: keyframes, and single:best (the middle event).
+func needsEvents(p sampling.Policy) bool {
+	return study.EventPolicy(p) || p.String() == "single:best"
+}
+
+// videoMIME is the media type of a native video: WebM/Matroska or MP4
+// (MP4 and QuickTime alike; our clips are MP4).
+func videoMIME(head []byte) string {
+	if c, err := encode.SniffContainer(head[:min(len(head), 16)]); err == nil && c == encode.ContainerMatroska {
+		return "video/webm"
+	}
+	return "video/mp4"
 }
 
 func isNative(policy string) bool {

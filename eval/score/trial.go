@@ -215,13 +215,23 @@ func ScoreTrial(tr *trace.Trace, count *int, reported []Report, tol Tolerance) (
 // scoreCountOnly scores a clip of a count-only domain: Correct = I[ŷ = N],
 // nothing else (CountVideoBench §5.2 scores the count; the trace has no
 // events to align). The reports are only counted (M), after the same
-// finiteness check as event clips.
+// finiteness check as event clips. A natural video is count-only here too:
+// its trace, when annotations give repetition boundaries, has one event per
+// repetition (or none), which the report's natural section measures with
+// a fixed window rather than the synthetic tables.
 func scoreCountOnly(tr *trace.Trace, count *int, reported []Report) (TrialScore, error) {
 	objects := 0
 	if tr.Objects != nil {
 		objects = len(tr.Objects.Items)
 	}
-	if len(tr.Events) != 0 || tr.N < 1 || tr.Objects != nil && tr.N != objects {
+	if spec := domain.Of(tr.Domain); spec.EventType != "" {
+		// A count-only domain whose clips may carry events (natural: the
+		// annotated repetitions, measured in the report's own section):
+		// the count is scored, the events are not.
+		if tr.N < 0 || len(tr.Events) != 0 && len(tr.Events) != tr.N {
+			return TrialScore{}, fmt.Errorf("%w: trace %s: n=%d but %d events", ErrTrace, tr.ID, tr.N, len(tr.Events))
+		}
+	} else if len(tr.Events) != 0 || tr.N < 1 || tr.Objects != nil && tr.N != objects {
 		return TrialScore{}, fmt.Errorf("%w: trace %s: a static-object clip needs n ≥ 1 objects and no events, got n=%d, %d objects, %d events",
 			ErrTrace, tr.ID, tr.N, objects, len(tr.Events))
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	dom "github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
@@ -299,6 +300,11 @@ func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipIn
 		imageTokens = r.videoFrames * per
 		in.VideoURL = placeholderVideo
 	} else if domain == prompts.DomainObjects && EventPolicy(pol) {
+		r.unsupported = true
+		return r, nil
+	} else if dom.Of(domain).MissingEvents(c.N, len(c.Events)) && (EventPolicy(pol) || name == "single:best") {
+		// A natural video annotated with its count alone: the runner
+		// records keyframes and single:best as not applicable.
 		r.unsupported = true
 		return r, nil
 	} else {
