@@ -112,6 +112,21 @@ func (r *Report) envelope(mi ModelInfo) string {
 		}
 		fmt.Fprintf(&b, "On static objects (CountVideoBench), %s: %s.", mi.Model, strings.Join(objects, "; "))
 	}
+	if r.NaturalSection != nil {
+		var natural []string
+		for _, c := range r.NaturalSection.Conditions {
+			if c.Model == mi.Model && c.Trials > 0 {
+				natural = append(natural, fmt.Sprintf("under %s exact match %s (95%% CI %s–%s) over %d trials, off by one %s, MAE %s",
+					Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(c.Accuracy), pct(c.CILow), pct(c.CIHigh), c.Trials, pct(c.OffByOneRate), fix2(c.MAE)))
+			}
+		}
+		if len(natural) > 0 {
+			if b.Len() > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "On natural videos (repetition counting), %s: %s; by count bin in the Natural videos section.", mi.Model, strings.Join(natural, "; "))
+		}
+	}
 	failed, total := 0, 0
 	for _, f := range r.Failures {
 		if f.Model == mi.Model {

@@ -97,6 +97,12 @@ func TestNaturalSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every model with natural trials gets its envelope sentence.
+	for _, e := range r.Reliability {
+		if !strings.Contains(e.Text, "On natural videos (repetition counting), "+e.Model+": under ") {
+			t.Errorf("envelope of %s lacks its natural videos: %q", e.Model, e.Text)
+		}
+	}
 	dir := filepath.Join(t.TempDir(), "report")
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
