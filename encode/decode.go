@@ -184,154 +184,356 @@ func (in *input) count(info *Info) error {
 // presentation order, converts it to RGBA with the matrix and range the
 // stream is tagged with (BT.601 limited when untagged, which is what Writer
 // writes) and calls fn. fn's Image is only valid during the call. An error
-// from fn stops decoding and is returned as is.
+// from fn stops decoding and is returned as is. It is a loop over the
+// decoder Video seeks (from the start, no damaged packet tolerated) and
+// the RGBA conversion FrameAt uses, at the frame's own size with
+// decodeFlags; PTS is the time FrameAt shows the frame at.
 func DecodeAll(path string, fn func(Frame) error) error {
 	in, err := openInput(path)
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	d := &decoder{path: path, in: in, fn: fn}
-	defer d.free()
+	d := &decoder{name: path, in: in, fromStart: true}
+	defer d.close()
 	if err := d.open(); err != nil {
 		return err
 	}
-	return d.run()
-}
-
-// decoder holds DecodeAll's state; free releases all of it.
-type decoder struct {
-	path  string
-	in    *input
-	fn    func(Frame) error
-	cc    *astiav.CodecContext
-	frame *astiav.Frame
-	tb    float64
-	start int64 // stream start time in stream time base, 0 if unknown
-	index int
-	// RGBA conversion, rebuilt when the decoded format changes.
-	sws    *swsContext
-	swsKey [5]int // width, height, pixfmt, colorspace, full range
-	rgba   rgbaBuffer
-}
-
-func (d *decoder) open() error {
-	par := d.in.st.CodecParameters()
-	codec := astiav.FindDecoder(par.CodecID())
-	if codec == nil {
-		return fmt.Errorf("encode: no decoder for %s in %s", par.CodecID().Name(), d.path)
+	f := astiav.AllocFrame()
+	if f == nil {
+		return errors.New("encode: allocating frame failed")
 	}
-	if d.cc = astiav.AllocCodecContext(codec); d.cc == nil {
+	defer f.Free()
+	var out rgbaOut
+	defer out.free()
+	for index := 0; ; index++ {
+		ok, err := d.receive(f)
+		if !ok || err != nil {
+			return err
+		}
+		img, err := out.convert(f, rgbaKeyOf(f, f.Width(), f.Height(), decodeFlags))
+		if err != nil {
+			err = fmt.Errorf("encode: frame %d of %s: %w", index, path, err)
+		} else {
+			err = fn(Frame{Index: index, PTS: d.lastSec, Image: img})
+		}
+		f.Unref()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// decoder decodes the first video stream of an input in presentation
+// order from wherever its demuxer is: the one decoding loop of Video
+// (which seeks the demuxer and resets it) and DecodeAll (which reads the
+// stream once). It also notes the keyframes it reads, which Video's seeks
+// go by. close releases everything.
+type decoder struct {
+	name  string  // the file, or what messages call the input (OpenVideoData)
+	src   *source // custom-I/O source of OpenVideoData and OpenVideoFile; nil when libav opened a path
+	in    *input
+	codec *astiav.Codec
+	cc    *astiav.CodecContext
+
+	num, den int64   // stream time base
+	start    int64   // stream start time (time base units), 0 if unknown
+	step     float64 // seconds per frame, for frames without timestamps
+	maxBad   int     // decode errors (AVERROR_INVALIDDATA) tolerated in a row
+
+	fromStart bool // decoding began at the stream start and no frame came out yet
+	flushed   bool // the demuxer hit the end and the decoder was sent the flush packet
+	eof       bool // the decoder returned its last frame
+	lastOK    bool // a frame was received since the seek; lastSec is its time
+	lastSec   float64
+	// rewindOnly: seeking into the middle cannot work (a frame without
+	// timestamps came after such a seek, or the file has no keyframe
+	// flags): every seek rewinds to the start.
+	rewindOnly bool
+
+	// Keyframe packets seen in a contiguous read: the last one's time and
+	// the longest interval between two.
+	keyOK         bool
+	keySec, gapKF float64
+	// After a seek into the middle, packets up to the first keyframe are
+	// skipped (needKey; skipped counts them); landSec is that keyframe's
+	// decoding time.
+	needKey bool
+	keySeen bool // a keyframe flag was seen in this file
+	skipped int
+	landOK  bool
+	landSec float64
+
+	packets int // for tests: packets sent to the decoder
+}
+
+// open finds the stream's decoder and time base and opens the decoder.
+func (d *decoder) open() error {
+	st := d.in.st
+	par := st.CodecParameters()
+	if d.codec = astiav.FindDecoder(par.CodecID()); d.codec == nil {
+		return fmt.Errorf("encode: no decoder for %s in %s", par.CodecID().Name(), d.name)
+	}
+	tb := st.TimeBase()
+	if tb.Num() <= 0 || tb.Den() <= 0 {
+		return fmt.Errorf("encode: %s: invalid stream time base %d/%d", d.name, tb.Num(), tb.Den())
+	}
+	d.num, d.den = int64(tb.Num()), int64(tb.Den())
+	if s := st.StartTime(); s != astiav.NoPtsValue {
+		d.start = s
+	}
+	d.step = 1.0 / 25
+	if fps := d.in.info().FPS; fps > 0 {
+		d.step = 1 / fps
+	}
+	return d.openDecoder()
+}
+
+// openDecoder (re)opens the decoder; a fresh one is in the state
+// avcodec_flush_buffers would leave.
+func (d *decoder) openDecoder() error {
+	if d.cc != nil {
+		d.cc.Free()
+	}
+	if d.cc = astiav.AllocCodecContext(d.codec); d.cc == nil {
 		return errors.New("encode: allocating decoder failed")
 	}
-	if err := par.ToCodecContext(d.cc); err != nil {
+	if err := d.in.st.CodecParameters().ToCodecContext(d.cc); err != nil {
 		return fmt.Errorf("encode: copying stream parameters to decoder: %w", err)
 	}
 	d.cc.SetTimeBase(d.in.st.TimeBase())
 	d.cc.SetThreadCount(0) // auto
-	if err := libavCall("opening decoder "+codec.Name(), func() error { return d.cc.Open(codec, nil) }); err != nil {
-		return err
-	}
-	if d.frame = astiav.AllocFrame(); d.frame == nil {
-		return errors.New("encode: allocating frame failed")
-	}
-	d.tb = d.in.st.TimeBase().Float64()
-	if s := d.in.st.StartTime(); s != astiav.NoPtsValue {
-		d.start = s
-	}
-	return nil
+	return libavCall("opening decoder "+d.codec.Name(), func() error { return d.cc.Open(d.codec, nil) })
 }
 
-func (d *decoder) run() error {
+// maxBadPackets: decode errors (AVERROR_INVALIDDATA) tolerated in a row
+// before FrameAt gives up; a damaged packet in a natural video only costs
+// its frame, as with the ffmpeg CLI. DecodeAll tolerates none.
+const maxBadPackets = 32
+
+// receive decodes the next frame in presentation order into f, feeding
+// packets as the decoder asks, and sets lastSec to its time; ok is false
+// at the end of the stream (eof is then set).
+func (d *decoder) receive(f *astiav.Frame) (ok bool, err error) {
+	bad := 0
 	for {
-		err := d.in.next()
-		if errors.Is(err, astiav.ErrEof) {
-			break
+		err := d.cc.ReceiveFrame(f)
+		switch {
+		case err == nil:
+			if err := d.stamp(f); err != nil {
+				return false, err
+			}
+			return true, nil
+		case errors.Is(err, astiav.ErrEof):
+			d.eof = true
+			return false, nil
+		case errors.Is(err, astiav.ErrInvaliddata) && bad < d.maxBad:
+			bad++
+			continue
+		case !errors.Is(err, astiav.ErrEagain):
+			return false, fmt.Errorf("encode: decoding %s: %w", d.name, err)
+		case d.flushed:
+			return false, fmt.Errorf("encode: decoding %s: decoder wants input after the end", d.name)
 		}
-		if err != nil {
-			return fmt.Errorf("encode: reading %s: %w", d.path, err)
+		if err := d.in.next(); err != nil {
+			if !errors.Is(err, astiav.ErrEof) {
+				return false, fmt.Errorf("encode: reading %s: %w", d.name, err)
+			}
+			if d.needKey {
+				// No keyframe from the seek point on: FrameAt seeks
+				// further back, or, if the file has no keyframe flags
+				// at all, rewinds (now and for every later seek).
+				d.rewindOnly = d.rewindOnly || !d.keySeen
+				d.eof = true
+				return false, nil
+			}
+			if err := d.cc.SendPacket(nil); err != nil {
+				return false, fmt.Errorf("encode: flushing decoder of %s: %w", d.name, err)
+			}
+			d.flushed = true
+			continue
 		}
+		if !d.notePacket() {
+			d.in.pkt.Unref()
+			continue
+		}
+		d.packets++
 		err = d.cc.SendPacket(d.in.pkt)
 		d.in.pkt.Unref()
 		if err != nil {
-			return fmt.Errorf("encode: decoding %s, packet after frame %d: %w", d.path, d.index, err)
-		}
-		if err := d.receive(); err != nil {
-			return err
-		}
-	}
-	if err := d.cc.SendPacket(nil); err != nil {
-		return fmt.Errorf("encode: flushing decoder: %w", err)
-	}
-	return d.receive()
-}
-
-// receive hands every frame the decoder has ready to fn.
-func (d *decoder) receive() error {
-	for {
-		if err := d.cc.ReceiveFrame(d.frame); err != nil {
-			if errors.Is(err, astiav.ErrEagain) || errors.Is(err, astiav.ErrEof) {
-				return nil
+			if errors.Is(err, astiav.ErrInvaliddata) && bad < d.maxBad {
+				bad++
+				continue
 			}
-			return fmt.Errorf("encode: decoding %s, frame %d: %w", d.path, d.index, err)
+			return false, fmt.Errorf("encode: decoding %s: %w", d.name, err)
 		}
-		err := d.deliver()
-		d.frame.Unref()
-		if err != nil {
-			return err
-		}
-		d.index++
 	}
 }
 
-func (d *decoder) deliver() error {
-	f := d.frame.UnsafePointer()
-	w, h := d.frame.Width(), d.frame.Height()
-	pf := int(d.frame.PixelFormat())
-	full := d.frame.ColorRange() == astiav.ColorRangeJpeg || isJPEGPixFmt(d.frame.PixelFormat())
-	key := [5]int{w, h, pf, frameColorspace(f), boolInt(full)}
-	if d.sws == nil || key != d.swsKey {
-		swsFree(d.sws)
-		if d.sws = swsNew(w, h, pf, int(astiav.PixelFormatRgba), decodeFlags, key[3], full); d.sws == nil {
-			return fmt.Errorf("encode: creating %s→RGBA converter for %dx%d failed", d.frame.PixelFormat().Name(), w, h)
+// notePacket skips packets before the first keyframe after a seek into
+// the middle (reporting false), records that keyframe's time and tracks
+// keyframes: the last one read and the longest interval between two.
+func (d *decoder) notePacket() bool {
+	p := d.in.pkt
+	key := p.Flags().Has(astiav.PacketFlagKey)
+	if d.needKey && !key {
+		d.skipped++
+		return false
+	}
+	d.needKey = false
+	d.keySeen = d.keySeen || key
+	if !d.landOK {
+		if ts := p.Dts(); ts != astiav.NoPtsValue {
+			d.landOK, d.landSec = true, d.seconds(ts)
+		} else if ts := p.Pts(); ts != astiav.NoPtsValue {
+			d.landOK, d.landSec = true, d.seconds(ts)
 		}
-		d.swsKey = key
 	}
-	img := d.rgba.image(w, h)
-	if ret := swsFrameToPix(d.sws, f, img.Pix, img.Stride); ret < 0 {
-		return fmt.Errorf("encode: converting frame %d to RGBA: %w", d.index, errCode(ret))
+	if !key {
+		return true
 	}
-	ts := frameBestEffortTS(f)
+	ts := p.Pts()
 	if ts == astiav.NoPtsValue {
-		ts = d.frame.Pts()
+		ts = p.Dts()
 	}
-	var pts float64
-	if ts != astiav.NoPtsValue {
-		pts = float64(ts-d.start) * d.tb
-	} else if r := d.in.st.AvgFrameRate(); r.Num() > 0 && r.Den() > 0 {
-		pts = float64(d.index) / r.Float64()
+	if ts == astiav.NoPtsValue {
+		return true
 	}
-	return d.fn(Frame{Index: d.index, PTS: pts, Image: img})
+	sec := d.seconds(ts)
+	if d.keyOK && sec > d.keySec {
+		d.gapKF = max(d.gapKF, sec-d.keySec)
+	}
+	d.keySec, d.keyOK = sec, true
+	return true
 }
 
-// decodeFlags: nearest chroma (what libswscale's fast yuv2rgb path does
-// too) with exact arithmetic. Without SWS_ACCURATE_RND libswscale takes the
-// table-based yuv2rgb path, whose RGB→yuv420p→RGB round trip is off by up
-// to 3 (measured over a colour grid); with it and full chroma interpolation
-// the round trip is within 2, mostly 0–1, which tests rely on.
-const decodeFlags = swsPoint | swsAccurateRnd | swsFullChrHInt
+// errNoTimestamps: a frame without timestamps came out after a seek to
+// the middle of the stream, so its time is unknown.
+var errNoTimestamps = errors.New("encode: frame without timestamps")
 
-func (d *decoder) free() {
-	swsFree(d.sws)
-	d.sws = nil
-	if d.frame != nil {
-		d.frame.Free()
-		d.frame = nil
+// stamp sets lastSec to f's time: its best-effort timestamp (libavcodec's
+// guess from pts and dts), its pts, or else the previous frame's time plus
+// one frame (the stream start for the first frame). A frame whose time is
+// unknown is released (errNoTimestamps).
+func (d *decoder) stamp(f *astiav.Frame) error {
+	ts := frameBestEffortTS(f.UnsafePointer())
+	if ts == astiav.NoPtsValue {
+		ts = f.Pts()
+	}
+	var sec float64
+	switch {
+	case ts != astiav.NoPtsValue:
+		sec = d.seconds(ts)
+	case d.lastOK:
+		sec = d.lastSec + d.step
+	case d.fromStart:
+		sec = 0
+	default:
+		f.Unref()
+		d.rewindOnly = true
+		return errNoTimestamps
+	}
+	d.lastOK, d.lastSec = true, sec
+	return nil
+}
+
+// seconds converts a stream timestamp to seconds from the stream start.
+// The division is last so that k·(den/fps)/den rounds like k/fps.
+func (d *decoder) seconds(ts int64) float64 {
+	return float64((ts-d.start)*d.num) / float64(d.den)
+}
+
+// close frees the decoder, the input and the source. Nil-safe and
+// idempotent.
+func (d *decoder) close() {
+	if d == nil {
+		return
 	}
 	if d.cc != nil {
 		d.cc.Free()
 		d.cc = nil
 	}
+	if d.in != nil {
+		d.in.close()
+		d.in = nil
+	}
+	d.src.close()
+}
+
+// The swscale flags of the RGBA conversion.
+//
+// decodeFlags (DecodeAll): nearest chroma (what libswscale's fast yuv2rgb
+// path does too) with exact arithmetic. Without SWS_ACCURATE_RND
+// libswscale takes the table-based yuv2rgb path, whose RGB→yuv420p→RGB
+// round trip is off by up to 3 (measured over a colour grid); with it and
+// full chroma interpolation the round trip is within 2, mostly 0–1, which
+// tests rely on.
+//
+// frameAtFlags and scaleFlags are FrameAt's without and with scaling.
+// Without SWS_ACCURATE_RND and SWS_FULL_CHR_H_INT libswscale takes its
+// SIMD yuv2rgb path (nearest chroma, table arithmetic: RGB→yuv420p→RGB
+// within ±3 instead of ±2). Measured at 854x480 yuv420p→RGBA on this
+// machine kind (BenchmarkFrameAtConvert): decodeFlags 1.76 ms,
+// point+accurate_rnd 0.80 ms, frameAtFlags 0.10 ms; to 427x240 bilinear 0.74 ms,
+// area 0.66 ms; to 64x36 bilinear 0.10 ms, area 0.065 ms. SWS_AREA
+// averages the source pixels under each output pixel when shrinking and
+// interpolates like bilinear when enlarging.
+const (
+	decodeFlags  = swsPoint | swsAccurateRnd | swsFullChrHInt
+	frameAtFlags = swsBilinear
+	scaleFlags   = swsArea
+)
+
+// rgbaKey is what an RGBA converter is made for: the decoded frame's size,
+// pixel format, YUV matrix (an AVColorSpace) and range, the output size
+// and the swscale flags.
+type rgbaKey struct {
+	srcW, srcH, pixFmt, colorspace int
+	full                           bool
+	w, h, flags                    int
+}
+
+// rgbaKeyOf is the key converting f to w×h RGBA with flags: f's matrix
+// and range as the stream tags them (BT.601 limited when untagged; the
+// deprecated "yuvj" formats are full range whatever the frame says).
+func rgbaKeyOf(f *astiav.Frame, w, h, flags int) rgbaKey {
+	pf := f.PixelFormat()
+	return rgbaKey{
+		srcW: f.Width(), srcH: f.Height(), pixFmt: int(pf), colorspace: frameColorspace(f.UnsafePointer()),
+		full: f.ColorRange() == astiav.ColorRangeJpeg || isJPEGPixFmt(pf),
+		w:    w, h: h, flags: flags,
+	}
+}
+
+// rgbaOut converts decoded frames to RGBA into a buffer of its own: the
+// one conversion path of DecodeAll and FrameAt. Its libswscale context is
+// made for one key and made again when the key changes; free releases it.
+type rgbaOut struct {
+	key  rgbaKey
+	sws  *swsContext
+	rgba rgbaBuffer
+}
+
+// convert converts f as k says (k is rgbaKeyOf(f, …)) and returns the
+// image, valid until the next call.
+func (o *rgbaOut) convert(f *astiav.Frame, k rgbaKey) (Image, error) {
+	if o.sws == nil || o.key != k {
+		swsFree(o.sws)
+		if o.sws = swsNewScaled(k.srcW, k.srcH, k.pixFmt, k.w, k.h, int(astiav.PixelFormatRgba), k.flags, k.colorspace, k.full); o.sws == nil {
+			return Image{}, fmt.Errorf("creating the %s %dx%d → RGBA %dx%d converter failed", astiav.PixelFormat(k.pixFmt).Name(), k.srcW, k.srcH, k.w, k.h)
+		}
+		o.key = k
+	}
+	img := o.rgba.image(k.w, k.h)
+	if ret := swsFrameToPix(o.sws, f.UnsafePointer(), img.Pix, img.Stride); ret < 0 {
+		return Image{}, fmt.Errorf("converting to RGBA: %w", errCode(ret))
+	}
+	return img, nil
+}
+
+// free releases the converter; the rgbaOut may be used again.
+func (o *rgbaOut) free() {
+	swsFree(o.sws)
+	o.sws = nil
 }
 
 // isJPEGPixFmt reports the deprecated full-range "yuvj" formats, which
@@ -344,14 +546,7 @@ func isJPEGPixFmt(pf astiav.PixelFormat) bool {
 	return false
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// rgbaBuffer is DecodeAll's reusable RGBA buffer. Rows are padded to 64
+// rgbaBuffer is rgbaOut's reusable RGBA buffer. Rows are padded to 64
 // bytes and the buffer starts 64-byte aligned (libswscale's SIMD paths are
 // faster on aligned rows), and a tail of slack follows the last row because
 // libswscale's output functions may write a few pixels past a row's end.

@@ -2,11 +2,22 @@
 // back; it is the only package of the project that touches libav (through
 // go-astiav v0.16.0, FFmpeg 5.1).
 //
+// Images: Image is rgba.Image, the frame type gpu.Image names too, so a
+// rendered frame is encoded as it is.
+//
 // Colour: RGBA is converted to yuv420p with the BT.601 matrix in limited
 // ("tv") range, and the stream is tagged smpte170m for matrix, primaries and
 // transfer with range tv, so that players decode it with the same matrix;
-// DecodeAll converts back with the matrix and range the stream is tagged
+// decoding converts back with the matrix and range the stream is tagged
 // with (BT.601 limited when untagged).
+//
+// Decoding: one decoder (decode.go) reads the first video stream in
+// presentation order and one conversion path (rgbaOut: libswscale, its
+// context kept until the frame format, output size or flags change)
+// turns its frames into RGBA. Video seeks the decoder for random access
+// (FrameAt, video.go); DecodeAll reads the stream once from the start.
+// Videos from outside are read only in MP4/MOV or WebM/Matroska through a
+// custom I/O context (demux.go).
 //
 // Logging: on first use the package installs a libav log callback that
 // forwards to libav's default one (stderr) and keeps error-level lines of

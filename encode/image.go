@@ -236,7 +236,7 @@ func (e *ImageEncoder) Encode(img Image) ([]byte, error) {
 	if e == nil || e.closed {
 		return nil, errorf(ErrClosed, "encode: image encoder is closed")
 	}
-	if err := img.check(e.w, e.h); err != nil {
+	if err := checkImage(img, e.w, e.h); err != nil {
 		return nil, err
 	}
 	c := e.main

@@ -29,16 +29,8 @@ import (
 // decoder uses libavcodec's automatic thread count: frame threads decode
 // up to threads−1 packets beyond the frame shown.
 type Video struct {
-	path  string  // the file, or what messages call the input (OpenVideoData)
-	src   *source // custom-I/O source of OpenVideoData and OpenVideoFile; nil for OpenVideo
-	in    *input
-	codec *astiav.Codec
-	cc    *astiav.CodecContext
-	info  Info
-
-	num, den int64   // stream time base
-	start    int64   // stream start time (time base units), 0 if unknown
-	step     float64 // seconds per frame, for frames without timestamps
+	decoder // the input and its decoder, which FrameAt seeks
+	info    Info
 
 	// cur is the frame shown at the last t (curSec its time); ahead, when
 	// aheadOK, the next frame in presentation order. curFirst: cur is the
@@ -51,42 +43,18 @@ type Video struct {
 	curSerial        int // changes whenever cur does
 
 	positioned bool // a seek (or rewind) started the current decoder
-	fromStart  bool // decoding began at the stream start and no frame came out yet
-	flushed    bool // the demuxer hit the end and the decoder was sent the flush packet
-	eof        bool // the decoder returned its last frame
-	lastOK     bool // a frame was received since the seek; lastSec is its time
-	lastSec    float64
-	// rewindOnly: seeking into the middle cannot work (a frame without
-	// timestamps came after such a seek, or the file has no keyframe
-	// flags): every seek rewinds to the start.
-	rewindOnly bool
-
-	// Keyframe packets seen in a contiguous read: the last one's time and
-	// the longest interval between two.
-	keyOK         bool
-	keySec, gapKF float64
-	// After a seek into the middle, packets up to the first keyframe are
-	// skipped (needKey; skipped counts them); landSec is that keyframe's
-	// decoding time.
-	needKey bool
-	keySeen bool // a keyframe flag was seen in this file
-	inexact bool // a seek skipped packets: the demuxer seeks to any packet
-	skipped int
-	landOK  bool
-	landSec float64
+	inexact    bool // a seek skipped packets: the demuxer seeks to any packet
 
 	outs  [2]videoOut // RGBA conversions, for the last two output sizes
 	clock int         // videoOut.used stamps
 
-	packets, seeks int // for tests: packets sent to the decoder, seeks
-	closed         bool
+	seeks  int // for tests: seeks (and rewinds)
+	closed bool
 }
 
 // videoOut is the conversion of cur to one output size.
 type videoOut struct {
-	key    [7]int // source w, h, pixfmt, colorspace, full range; output w, h
-	sws    *swsContext
-	rgba   rgbaBuffer
+	rgbaOut
 	serial int // curSerial held in rgba, -1 none
 	used   int // for least-recently-used replacement
 }
@@ -117,7 +85,7 @@ func OpenVideo(path string) (*Video, error) {
 // messages, src its custom-I/O source (nil for a path libav opened). On
 // failure everything is released.
 func newVideo(name string, src *source, in *input) (*Video, error) {
-	v := &Video{path: name, src: src, in: in}
+	v := &Video{decoder: decoder{name: name, src: src, in: in, maxBad: maxBadPackets}}
 	if err := v.open(); err != nil {
 		v.Close()
 		return nil, err
@@ -126,29 +94,16 @@ func newVideo(name string, src *source, in *input) (*Video, error) {
 }
 
 func (v *Video) open() error {
+	if err := v.decoder.open(); err != nil {
+		return err
+	}
 	st := v.in.st
-	par := st.CodecParameters()
-	if v.codec = astiav.FindDecoder(par.CodecID()); v.codec == nil {
-		return fmt.Errorf("encode: no decoder for %s in %s", par.CodecID().Name(), v.path)
-	}
-	tb := st.TimeBase()
-	if tb.Num() <= 0 || tb.Den() <= 0 {
-		return fmt.Errorf("encode: %s: invalid stream time base %d/%d", v.path, tb.Num(), tb.Den())
-	}
-	v.num, v.den = int64(tb.Num()), int64(tb.Den())
-	if s := st.StartTime(); s != astiav.NoPtsValue {
-		v.start = s
-	}
 	v.info = v.in.info()
-	v.step = 1.0 / 25
-	if v.info.FPS > 0 {
-		v.step = 1 / v.info.FPS
-	}
 	if n, d := st.NbFrames(), st.Duration(); n > 0 && d > 0 {
 		v.info.Frames = int(n)
 		v.info.Duration = float64(d*v.num) / float64(v.den)
 	} else if err := v.in.count(&v.info); err != nil {
-		return fmt.Errorf("encode: reading %s: %w", v.path, err)
+		return fmt.Errorf("encode: reading %s: %w", v.name, err)
 	} else {
 		v.keySeen = v.in.keys > 0
 	}
@@ -161,24 +116,7 @@ func (v *Video) open() error {
 	for i := range v.outs {
 		v.outs[i].serial = -1
 	}
-	return v.openDecoder()
-}
-
-// openDecoder (re)opens the decoder; a fresh one is in the state
-// avcodec_flush_buffers would leave.
-func (v *Video) openDecoder() error {
-	if v.cc != nil {
-		v.cc.Free()
-	}
-	if v.cc = astiav.AllocCodecContext(v.codec); v.cc == nil {
-		return errors.New("encode: allocating decoder failed")
-	}
-	if err := v.in.st.CodecParameters().ToCodecContext(v.cc); err != nil {
-		return fmt.Errorf("encode: copying stream parameters to decoder: %w", err)
-	}
-	v.cc.SetTimeBase(v.in.st.TimeBase())
-	v.cc.SetThreadCount(0) // auto
-	return libavCall("opening decoder "+v.codec.Name(), func() error { return v.cc.Open(v.codec, nil) })
+	return nil
 }
 
 // Info describes the video stream (see OpenVideo for Frames and Duration).
@@ -209,7 +147,7 @@ func (v *Video) FrameAt(t float64, dst Image) error {
 	if dst.Width <= 0 || dst.Height <= 0 {
 		return errorf(ErrOptions, "encode: image size %dx%d must be positive", dst.Width, dst.Height)
 	}
-	if err := dst.check(dst.Width, dst.Height); err != nil {
+	if err := checkImage(dst, dst.Width, dst.Height); err != nil {
 		return err
 	}
 	var err error
@@ -278,7 +216,7 @@ func (v *Video) seekAndAdvance(t float64) error {
 			return nil
 		}
 		if toStart {
-			return fmt.Errorf("encode: %s: no frame could be decoded", v.path)
+			return fmt.Errorf("encode: %s: no frame could be decoded", v.name)
 		}
 		// No frame at or before t after the seek point: seek to before the
 		// keyframe decoding started from. A demuxer that landed before
@@ -337,23 +275,19 @@ func (v *Video) rewind() error {
 	if v.src != nil {
 		in, err = openSource(v.src)
 	} else {
-		in, err = openInput(v.path)
+		in, err = openInput(v.name)
 	}
 	if err != nil {
 		return err
 	}
 	if in.st.Index() != v.in.st.Index() {
 		in.close()
-		return fmt.Errorf("encode: %s changed while open", v.path)
+		return fmt.Errorf("encode: %s changed while open", v.name)
 	}
 	v.in.close()
 	v.in = in
 	return nil
 }
-
-// errNoTimestamps: a frame without timestamps came out after a seek to
-// the middle of the stream, so its time is unknown.
-var errNoTimestamps = errors.New("encode: frame without timestamps")
 
 // advance decodes forward until cur is the frame shown at t, or the
 // stream ends.
@@ -382,141 +316,27 @@ func (v *Video) advance(t float64) error {
 	}
 }
 
-// maxBadPackets: decode errors (AVERROR_INVALIDDATA) tolerated in a row
-// before FrameAt gives up; a damaged packet in a natural video only costs
-// its frame, as with the ffmpeg CLI.
-const maxBadPackets = 32
-
 // decodeNext receives the next frame in presentation order into ahead
-// (aheadOK), feeding packets as the decoder asks; at the end it sets eof.
+// (aheadOK); at the end it sets eof.
 func (v *Video) decodeNext() error {
-	bad := 0
-	for {
-		err := v.cc.ReceiveFrame(v.ahead)
-		switch {
-		case err == nil:
-			return v.stamp()
-		case errors.Is(err, astiav.ErrEof):
-			v.eof = true
-			return nil
-		case errors.Is(err, astiav.ErrInvaliddata) && bad < maxBadPackets:
-			bad++
-			continue
-		case !errors.Is(err, astiav.ErrEagain):
-			return fmt.Errorf("encode: decoding %s: %w", v.path, err)
-		case v.flushed:
-			return fmt.Errorf("encode: decoding %s: decoder wants input after the end", v.path)
-		}
-		if err := v.in.next(); err != nil {
-			if !errors.Is(err, astiav.ErrEof) {
-				return fmt.Errorf("encode: reading %s: %w", v.path, err)
-			}
-			if v.needKey {
-				// No keyframe from the seek point on: FrameAt seeks
-				// further back, or, if the file has no keyframe flags
-				// at all, rewinds (now and for every later seek).
-				v.rewindOnly = v.rewindOnly || !v.keySeen
-				v.eof = true
-				return nil
-			}
-			if err := v.cc.SendPacket(nil); err != nil {
-				return fmt.Errorf("encode: flushing decoder of %s: %w", v.path, err)
-			}
-			v.flushed = true
-			continue
-		}
-		if !v.notePacket() {
-			v.in.pkt.Unref()
-			continue
-		}
-		v.packets++
-		err = v.cc.SendPacket(v.in.pkt)
-		v.in.pkt.Unref()
-		if err != nil {
-			if errors.Is(err, astiav.ErrInvaliddata) && bad < maxBadPackets {
-				bad++
-				continue
-			}
-			return fmt.Errorf("encode: decoding %s: %w", v.path, err)
-		}
+	ok, err := v.receive(v.ahead)
+	if ok {
+		v.aheadOK, v.aheadSec = true, v.lastSec
 	}
+	return err
 }
 
-// notePacket skips packets before the first keyframe after a seek into
-// the middle (reporting false), records that keyframe's time and tracks
-// keyframes: the last one read and the longest interval between two.
-func (v *Video) notePacket() bool {
-	p := v.in.pkt
-	key := p.Flags().Has(astiav.PacketFlagKey)
-	if v.needKey && !key {
-		v.skipped++
-		return false
-	}
-	v.needKey = false
-	v.keySeen = v.keySeen || key
-	if !v.landOK {
-		if ts := p.Dts(); ts != astiav.NoPtsValue {
-			v.landOK, v.landSec = true, v.seconds(ts)
-		} else if ts := p.Pts(); ts != astiav.NoPtsValue {
-			v.landOK, v.landSec = true, v.seconds(ts)
-		}
-	}
-	if !key {
-		return true
-	}
-	ts := p.Pts()
-	if ts == astiav.NoPtsValue {
-		ts = p.Dts()
-	}
-	if ts == astiav.NoPtsValue {
-		return true
-	}
-	sec := v.seconds(ts)
-	if v.keyOK && sec > v.keySec {
-		v.gapKF = max(v.gapKF, sec-v.keySec)
-	}
-	v.keySec, v.keyOK = sec, true
-	return true
-}
-
-// stamp sets aheadSec from the frame's best-effort timestamp (libavcodec's
-// guess from pts and dts), its pts, or else the previous frame's time plus
-// one frame (the stream start for the first frame).
-func (v *Video) stamp() error {
-	ts := frameBestEffortTS(v.ahead.UnsafePointer())
-	if ts == astiav.NoPtsValue {
-		ts = v.ahead.Pts()
-	}
-	switch {
-	case ts != astiav.NoPtsValue:
-		v.aheadSec = v.seconds(ts)
-	case v.lastOK:
-		v.aheadSec = v.lastSec + v.step
-	case v.fromStart:
-		v.aheadSec = 0
-	default:
-		v.ahead.Unref()
-		v.rewindOnly = true
-		return errNoTimestamps
-	}
-	v.aheadOK, v.lastOK, v.lastSec = true, true, v.aheadSec
-	return nil
-}
-
-// seconds converts a stream timestamp to seconds from the stream start.
-// The division is last so that k·(den/fps)/den rounds like k/fps.
-func (v *Video) seconds(ts int64) float64 {
-	return float64((ts-v.start)*v.num) / float64(v.den)
-}
-
-// output converts cur to RGBA at dst's size into dst.
+// output converts cur to RGBA at dst's size into dst, with the
+// conversion of that size when one of the last two sizes asked for, else
+// the least recently used one; a conversion that holds cur already only
+// copies.
 func (v *Video) output(dst Image) error {
-	f := v.cur.UnsafePointer()
-	w, h := v.cur.Width(), v.cur.Height()
-	pf := v.cur.PixelFormat()
-	full := v.cur.ColorRange() == astiav.ColorRangeJpeg || isJPEGPixFmt(pf)
-	key := [7]int{w, h, int(pf), frameColorspace(f), boolInt(full), dst.Width, dst.Height}
-	o := &v.outs[0] // the one for this size, else the least recently used
+	flags := frameAtFlags
+	if v.cur.Width() != dst.Width || v.cur.Height() != dst.Height {
+		flags = scaleFlags
+	}
+	key := rgbaKeyOf(v.cur, dst.Width, dst.Height, flags)
+	o := &v.outs[0] // the one for this key, else the least recently used
 	for i := range v.outs {
 		if v.outs[i].sws != nil && v.outs[i].key == key {
 			o = &v.outs[i]
@@ -529,44 +349,22 @@ func (v *Video) output(dst Image) error {
 	v.clock++
 	o.used = v.clock
 	if o.sws == nil || o.key != key {
-		swsFree(o.sws)
-		flags := frameAtFlags
-		if w != dst.Width || h != dst.Height {
-			flags = scaleFlags
-		}
-		if o.sws = swsNewScaled(w, h, int(pf), dst.Width, dst.Height, int(astiav.PixelFormatRgba), flags, key[3], full); o.sws == nil {
-			return fmt.Errorf("encode: creating %s %dx%d → RGBA %dx%d converter failed", pf.Name(), w, h, dst.Width, dst.Height)
-		}
-		o.key, o.serial = key, -1
+		o.serial = -1 // made for another key: it holds no frame of this one
 	}
-	img := o.rgba.image(dst.Width, dst.Height)
 	if o.serial != v.curSerial {
-		if ret := swsFrameToPix(o.sws, f, img.Pix, img.Stride); ret < 0 {
+		if _, err := o.convert(v.cur, key); err != nil {
 			o.serial = -1
-			return fmt.Errorf("encode: converting frame at %.3f s of %s to RGBA: %w", v.curSec, v.path, errCode(ret))
+			return fmt.Errorf("encode: frame at %.3f s of %s: %w", v.curSec, v.name, err)
 		}
 		o.serial = v.curSerial
 	}
+	img := o.rgba.image(dst.Width, dst.Height)
 	row := 4 * dst.Width
 	for y := 0; y < dst.Height; y++ {
 		copy(dst.Pix[y*dst.Stride:y*dst.Stride+row], img.Pix[y*img.Stride:])
 	}
 	return nil
 }
-
-// frameAtFlags and scaleFlags are FrameAt's swscale flags without and with
-// scaling. Without SWS_ACCURATE_RND and SWS_FULL_CHR_H_INT (DecodeAll's
-// decodeFlags) libswscale takes its SIMD yuv2rgb path (nearest chroma,
-// table arithmetic: RGB→yuv420p→RGB within ±3 instead of ±2). Measured at
-// 854x480 yuv420p→RGBA on this machine kind (BenchmarkFrameAtConvert):
-// decodeFlags 1.76 ms, point+accurate_rnd 0.80 ms, this 0.10 ms; to
-// 427x240 bilinear 0.74 ms, area 0.66 ms; to 64x36 bilinear 0.10 ms, area
-// 0.065 ms. SWS_AREA averages the source pixels under each output pixel
-// when shrinking and interpolates like bilinear when enlarging.
-const (
-	frameAtFlags = swsBilinear
-	scaleFlags   = swsArea
-)
 
 // Close frees everything. Nil-safe and idempotent; FrameAt then returns
 // ErrClosed.
@@ -575,7 +373,7 @@ func (v *Video) Close() {
 		return
 	}
 	for i := range v.outs {
-		swsFree(v.outs[i].sws)
+		v.outs[i].free()
 		v.outs[i] = videoOut{}
 	}
 	if v.cur != nil {
@@ -586,14 +384,6 @@ func (v *Video) Close() {
 		v.ahead.Free()
 		v.ahead = nil
 	}
-	if v.cc != nil {
-		v.cc.Free()
-		v.cc = nil
-	}
-	if v.in != nil {
-		v.in.close()
-		v.in = nil
-	}
-	v.src.close()
+	v.decoder.close()
 	v.closed = true
 }

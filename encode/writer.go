@@ -7,17 +7,17 @@ import (
 	"strings"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/tracegrid/tracegrid/internal/rgba"
 )
 
 // Image is an RGBA8 image, top row first: pixel (x, y) is
-// Pix[y*Stride+4*x : y*Stride+4*x+4]. Same layout as gpu.Image.
-type Image struct {
-	Width, Height, Stride int
-	Pix                   []byte
-}
+// Pix[y*Stride+4*x : y*Stride+4*x+4]. It is rgba.Image, the type gpu.Image
+// names too: a rendered frame is encoded as it is.
+type Image = rgba.Image
 
-// check reports whether img has size w×h and Pix covers every row.
-func (img Image) check(w, h int) error {
+// checkImage reports whether img has size w×h and Pix covers every row.
+func checkImage(img Image, w, h int) error {
 	if img.Width != w || img.Height != h {
 		return errorf(ErrOptions, "encode: image is %dx%d, want %dx%d", img.Width, img.Height, w, h)
 	}
@@ -99,7 +99,7 @@ func newConverterTo(w, h int, dst astiav.PixelFormat, full bool, flags int) (*co
 // then gives the frame a new buffer; with libx264 it does not happen, x264
 // copies input; nor with mjpeg and png, checked: the plane stays put).
 func (c *converter) convert(img Image, frame *astiav.Frame) error {
-	if err := img.check(c.w, c.h); err != nil {
+	if err := checkImage(img, c.w, c.h); err != nil {
 		return err
 	}
 	if err := errCode(frameMakeWritable(frame.UnsafePointer())); err != nil {
@@ -333,7 +333,7 @@ func (w *Writer) WriteRGBA(img Image) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if err := img.check(w.opts.Width, w.opts.Height); err != nil {
+	if err := checkImage(img, w.opts.Width, w.opts.Height); err != nil {
 		return err
 	}
 	w.ready = false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-gl/gl/v3.3-core/gl"
 
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -24,13 +25,11 @@ type Info struct {
 	MaxSamples int
 }
 
-// Image is an RGBA8 pixel buffer. Row 0 is the top row; row j starts at
-// Pix[j*Stride]. Stride may exceed 4*Width (padded rows, as in video
-// frames); padding bytes are never written.
-type Image struct {
-	Width, Height, Stride int
-	Pix                   []byte
-}
+// Image is an RGBA8 pixel buffer (rgba.Image, the one image type gpu and
+// encode share). Row 0 is the top row; row j starts at Pix[j*Stride].
+// Stride may exceed 4*Width (padded rows, as in video frames); padding
+// bytes are never written.
+type Image = rgba.Image
 
 // Renderer draws scene.DrawLists with OpenGL into Images. It owns a GL
 // thread, a GL context and the GL objects of its two passes; Close frees

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -18,7 +19,7 @@ func DumpRaw(ctx context.Context, r *gpu.Renderer, p scene.Params, w io.Writer) 
 	if err != nil {
 		return err
 	}
-	img := gpu.Image{Width: p.Width, Height: p.Height, Stride: 4 * p.Width, Pix: make([]byte, 4*p.Width*p.Height)}
+	img := rgba.New(p.Width, p.Height)
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var dl scene.DrawList
 	for k := range frameCount(p.Duration, p.FPS) {

@@ -12,12 +12,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/pool"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/internal/shard"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -145,38 +146,36 @@ func Render(ctx context.Context, spec Spec, opt Options) (sum Summary, err error
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	workers = min(workers, len(todo))
+	ws := make([]*worker, min(workers, len(todo)))
+	for i := range ws {
+		ws[i] = &worker{r: r, spec: spec, clipsDir: clipsDir, gl: sum.GL.Renderer}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan scene.Params)
+	// Render on the workers; each finished clip, or its error, goes to the
+	// collector below, which cancels ctx on the first error.
+	pl, pctx := pool.New(ctx, ws)
 	results := make(chan clipResult)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{r: r, spec: spec, clipsDir: clipsDir, gl: sum.GL.Renderer}
-			for p := range jobs {
-				e, err := w.renderClip(ctx, p)
+	go func() {
+		defer close(results)
+		for _, p := range todo {
+			if pctx.Err() != nil {
+				break
+			}
+			pl.Go(func(w *worker) error {
+				if pctx.Err() != nil {
+					return nil
+				}
+				e, err := w.renderClip(pctx, p)
 				select {
 				case results <- clipResult{p: p, entry: e, err: err}:
-				case <-ctx.Done():
-					return
+				case <-pctx.Done():
 				}
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for _, p := range todo {
-			select {
-			case jobs <- p:
-			case <-ctx.Done():
-				return
-			}
+				return nil
+			})
 		}
+		_ = pl.Wait() // tasks return nil: their errors go to the collector
 	}()
-	go func() { wg.Wait(); close(results) }()
 
 	// Collect on this goroutine: it alone writes the manifest.
 	var firstErr error
@@ -237,19 +236,20 @@ type worker struct {
 	spec     Spec
 	clipsDir string
 	gl       string
-	bufs     []*gpu.Image
+	bufs     []*rgba.Image
 }
 
 type frameMsg struct {
-	img    *gpu.Image // nil: repeat the previous frame
+	img    *rgba.Image // nil: repeat the previous frame
 	repeat bool
 }
 
-func (w *worker) buffers(width, height int) []*gpu.Image {
+func (w *worker) buffers(width, height int) []*rgba.Image {
 	if len(w.bufs) == 0 || w.bufs[0].Width != width || w.bufs[0].Height != height {
 		w.bufs = w.bufs[:0]
 		for range framesPerWorker {
-			w.bufs = append(w.bufs, &gpu.Image{Width: width, Height: height, Stride: 4 * width, Pix: make([]byte, 4*width*height)})
+			img := rgba.New(width, height)
+			w.bufs = append(w.bufs, &img)
 		}
 	}
 	return w.bufs
@@ -326,7 +326,7 @@ func (w *worker) encodeFrames(ctx context.Context, clip *scene.Clip, ew *encode.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	bufs := w.buffers(p.Width, p.Height)
-	free := make(chan *gpu.Image, len(bufs))
+	free := make(chan *rgba.Image, len(bufs))
 	for _, b := range bufs {
 		free <- b
 	}
@@ -368,7 +368,7 @@ func (w *worker) encodeFrames(ctx context.Context, clip *scene.Clip, ew *encode.
 		if msg.repeat {
 			encErr = ew.Repeat()
 		} else {
-			encErr = ew.WriteRGBA(encode.Image(*msg.img))
+			encErr = ew.WriteRGBA(*msg.img)
 			free <- msg.img
 		}
 		if encErr != nil {

@@ -18,11 +18,12 @@ import (
 	"iter"
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/pool"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -104,7 +105,7 @@ func (s *Source) Stream(ctx context.Context, clip *scene.Clip, plan sampling.Pla
 	frames := int(math.Round(clip.P.Duration * float64(clip.P.FPS)))
 	var cur, prev scene.DrawList
 	first := true
-	produce := func(f sampling.Frame, dst gpu.Image) (bool, int, error) {
+	produce := func(f sampling.Frame, dst rgba.Image) (bool, int, error) {
 		t, k := f.T, -1
 		if !s.opt.Exact {
 			k = ShownFrame(f.T, clip.P.FPS, frames)
@@ -126,7 +127,7 @@ func (s *Source) Stream(ctx context.Context, clip *scene.Clip, plan sampling.Pla
 
 // producer fills dst with the pixels of frame f, or reports that they are
 // identical to the previous frame's (then dst is untouched).
-type producer func(f sampling.Frame, dst gpu.Image) (same bool, clipFrame int, err error)
+type producer func(f sampling.Frame, dst rgba.Image) (same bool, clipFrame int, err error)
 
 // slot is one image on its way to the consumer.
 type slot struct {
@@ -137,54 +138,42 @@ type slot struct {
 }
 
 // stream runs produce on this stream's goroutine (GL calls are serialized
-// by the renderer anyway) and encodes on Workers goroutines, delivering in
-// plan order with at most Buffer images ahead of the consumer.
+// by the renderer anyway) and encodes on a pool of Workers encoders,
+// delivering in plan order with at most Buffer images ahead of the
+// consumer. An encode error is the error of its own image, delivered in
+// its place.
 func (s *Source) stream(ctx context.Context, plan sampling.Plan, w, h int, produce producer) iter.Seq2[Image, error] {
 	return func(yield func(Image, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		slots := make(chan *slot, s.opt.Buffer)
-		type job struct {
-			buf *gpu.Image
-			sl  *slot
-		}
-		jobs := make(chan job)
-		pool := make(chan *gpu.Image, s.opt.Buffer+s.opt.Workers)
-		for range cap(pool) {
-			pool <- &gpu.Image{Width: w, Height: h, Stride: 4 * w, Pix: make([]byte, 4*w*h)}
-		}
-		mime := ""
+		encs := make([]*encode.ImageEncoder, 0, s.opt.Workers)
+		defer func() {
+			for _, e := range encs {
+				e.Close()
+			}
+		}()
 		for range s.opt.Workers {
 			enc, err := encode.NewImageEncoder(s.opt.Format, w, h, s.opt.Quality)
 			if err != nil {
-				cancel()
-				close(jobs)
-				wg.Wait()
 				yield(Image{}, fmt.Errorf("frames: %w", err))
 				return
 			}
-			mime = enc.MIME()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer enc.Close()
-				for j := range jobs {
-					j.sl.img.Data, j.sl.err = enc.Encode(encode.Image(*j.buf))
-					close(j.sl.done)
-					pool <- j.buf
-				}
-			}()
+			encs = append(encs, enc)
 		}
-		wg.Add(1)
+		mime := encs[0].MIME()
+		ctx, cancel := context.WithCancel(ctx)
+		encoders, ctx := pool.New(ctx, encs)
+		bufs := make(chan *rgba.Image, s.opt.Buffer+s.opt.Workers)
+		for range cap(bufs) {
+			img := rgba.New(w, h)
+			bufs <- &img
+		}
+		slots := make(chan *slot, s.opt.Buffer)
 		go func() {
-			defer wg.Done()
-			defer close(jobs)
 			defer close(slots)
 			var last *slot
 			for _, f := range plan.Frames {
-				var buf *gpu.Image
+				var buf *rgba.Image
 				select {
-				case buf = <-pool:
+				case buf = <-bufs:
 				case <-ctx.Done():
 					return
 				}
@@ -195,17 +184,21 @@ func (s *Source) stream(ctx context.Context, plan sampling.Plan, w, h int, produ
 				case err != nil:
 					sl.err = err
 					close(sl.done)
-					pool <- buf
+					bufs <- buf
 				case same && last != nil:
 					sl.prev = last
 					close(sl.done)
-					pool <- buf
+					bufs <- buf
 				default:
-					select {
-					case jobs <- job{buf, sl}:
-					case <-ctx.Done():
+					if ctx.Err() != nil {
 						return
 					}
+					encoders.Go(func(enc *encode.ImageEncoder) error {
+						sl.img.Data, sl.err = enc.Encode(*buf)
+						close(sl.done)
+						bufs <- buf
+						return nil
+					})
 					last = sl
 				}
 				select {
@@ -222,7 +215,7 @@ func (s *Source) stream(ctx context.Context, plan sampling.Plan, w, h int, produ
 			cancel()
 			for range slots { // let the producer finish
 			}
-			wg.Wait()
+			_ = encoders.Wait() // tasks return nil; then the encoders are closed
 		}()
 		for sl := range slots {
 			<-sl.done
@@ -249,7 +242,7 @@ func (s *Source) stream(ctx context.Context, plan sampling.Plan, w, h int, produ
 type LowRes struct {
 	r    *gpu.Renderer
 	clip *scene.Clip
-	img  gpu.Image
+	img  rgba.Image
 	dl   scene.DrawList
 	grey []byte
 }
@@ -259,7 +252,7 @@ const LowResWidth, LowResHeight = 64, 36
 
 // NewLowRes returns the low-resolution pixel source of a clip.
 func NewLowRes(r *gpu.Renderer, clip *scene.Clip) *LowRes {
-	return &LowRes{r: r, clip: clip, img: gpu.Image{Width: LowResWidth, Height: LowResHeight, Stride: 4 * LowResWidth, Pix: make([]byte, 4*LowResWidth*LowResHeight)}}
+	return &LowRes{r: r, clip: clip, img: rgba.New(LowResWidth, LowResHeight)}
 }
 
 // LowRes implements sampling.PixelSource.
@@ -275,7 +268,7 @@ func (l *LowRes) LowRes(t float64) ([]byte, error) {
 }
 
 // greyInto appends the luma (BT.601 weights, integer) of img's pixels.
-func greyInto(dst []byte, img gpu.Image) []byte {
+func greyInto(dst []byte, img rgba.Image) []byte {
 	for y := range img.Height {
 		row := img.Pix[y*img.Stride : y*img.Stride+4*img.Width]
 		for x := 0; x < len(row); x += 4 {

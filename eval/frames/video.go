@@ -9,7 +9,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/sampling"
-	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 )
 
 // OpenVideo opens an external video for StreamVideo and NewVideoLowRes
@@ -69,16 +69,16 @@ func (s *Source) StreamVideoRotated(ctx context.Context, v *encode.Video, rotati
 	fw, fh := fit(dw, dh, w, h)
 	x0, y0 := (w-fw)/2, (h-fh)/2
 	// The decoded (unturned) picture at the size that turns into fw×fh.
-	var coded encode.Image
+	var coded rgba.Image
 	if rotation != 0 {
 		cw, ch := fw, fh
 		if rotation != 180 {
 			cw, ch = fh, fw
 		}
-		coded = encode.Image{Width: cw, Height: ch, Stride: 4 * cw, Pix: make([]byte, 4*cw*ch)}
+		coded = rgba.New(cw, ch)
 	}
 	first, prevT := true, 0.0
-	produce := func(f sampling.Frame, dst gpu.Image) (bool, int, error) {
+	produce := func(f sampling.Frame, dst rgba.Image) (bool, int, error) {
 		if !first && f.T == prevT {
 			return true, -1, nil
 		}
@@ -86,9 +86,9 @@ func (s *Source) StreamVideoRotated(ctx context.Context, v *encode.Video, rotati
 		pic := dst
 		if fw != w || fh != h {
 			blackBars(dst, x0, y0, fw, fh)
-			pic = gpu.Image{Width: fw, Height: fh, Stride: dst.Stride, Pix: dst.Pix[y0*dst.Stride+4*x0:]}
+			pic = rgba.Image{Width: fw, Height: fh, Stride: dst.Stride, Pix: dst.Pix[y0*dst.Stride+4*x0:]}
 		}
-		into := encode.Image(pic)
+		into := pic
 		if rotation != 0 {
 			into = coded
 		}
@@ -96,7 +96,7 @@ func (s *Source) StreamVideoRotated(ctx context.Context, v *encode.Video, rotati
 			return false, -1, fmt.Errorf("frames: video frame at t=%v: %w", f.T, err)
 		}
 		if rotation != 0 {
-			rotateInto(pic, gpu.Image(coded), rotation)
+			rotateInto(pic, coded, rotation)
 		}
 		return false, -1, nil
 	}
@@ -123,7 +123,7 @@ func fit(pw, ph, w, h int) (int, int) {
 
 // blackBars paints opaque black every pixel of img outside the fw×fh
 // rectangle at (x0, y0).
-func blackBars(img gpu.Image, x0, y0, fw, fh int) {
+func blackBars(img rgba.Image, x0, y0, fw, fh int) {
 	for y := range img.Height {
 		row := img.Pix[y*img.Stride : y*img.Stride+4*img.Width]
 		for x := range img.Width {
@@ -139,7 +139,7 @@ func blackBars(img gpu.Image, x0, y0, fw, fh int) {
 // whose size is src's turned. Pixel (x, y) of dst, y down, is src's
 // (y, H−1−x) for 90°, (W−1−x, H−1−y) for 180° and (W−1−y, x) for 270°,
 // W×H being src's size.
-func rotateInto(dst, src gpu.Image, rot int) {
+func rotateInto(dst, src rgba.Image, rot int) {
 	for y := range dst.Height {
 		row := dst.Pix[y*dst.Stride : y*dst.Stride+4*dst.Width]
 		for x := range dst.Width {
@@ -162,13 +162,13 @@ func rotateInto(dst, src gpu.Image, rot int) {
 // decoded at 64×36 and turned to grey.
 type VideoLowRes struct {
 	v    *encode.Video
-	img  encode.Image
+	img  rgba.Image
 	grey []byte
 }
 
 // NewVideoLowRes returns the low-resolution pixel source of a video.
 func NewVideoLowRes(v *encode.Video) *VideoLowRes {
-	return &VideoLowRes{v: v, img: encode.Image{Width: LowResWidth, Height: LowResHeight, Stride: 4 * LowResWidth, Pix: make([]byte, 4*LowResWidth*LowResHeight)}}
+	return &VideoLowRes{v: v, img: rgba.New(LowResWidth, LowResHeight)}
 }
 
 // LowRes implements sampling.PixelSource.
@@ -176,6 +176,6 @@ func (l *VideoLowRes) LowRes(t float64) ([]byte, error) {
 	if err := l.v.FrameAt(t, l.img); err != nil {
 		return nil, err
 	}
-	l.grey = greyInto(l.grey[:0], gpu.Image(l.img))
+	l.grey = greyInto(l.grey[:0], l.img)
 	return l.grey, nil
 }

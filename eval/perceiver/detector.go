@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/tracegrid/tracegrid/domain"
-	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/chat"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 )
 
 // Domains the detector knows, as the question names their events (the
@@ -113,7 +113,7 @@ func (d *Detector) Perceive(in *Input) (Result, error) {
 	var (
 		ras      raster
 		prevData []byte
-		vimg     encode.Image
+		vimg     rgba.Image
 		first    = true
 	)
 	for _, f := range frames {
@@ -122,7 +122,7 @@ func (d *Detector) Perceive(in *Input) (Result, error) {
 		case f.video != nil:
 			v := f.video
 			if len(vimg.Pix) < 4*v.w*v.h {
-				vimg = encode.Image{Width: v.w, Height: v.h, Stride: 4 * v.w, Pix: make([]byte, 4*v.w*v.h)}
+				vimg = rgba.New(v.w, v.h)
 			}
 			vimg.Width, vimg.Height, vimg.Stride = v.w, v.h, 4*v.w
 			if err := v.v.FrameAt(f.t, vimg); err != nil {
@@ -135,7 +135,7 @@ func (d *Detector) Perceive(in *Input) (Result, error) {
 			if w == 0 {
 				ras.loadRGBA(v.w, v.h, vimg.Stride, vimg.Pix)
 			} else {
-				ras.load(rgbaImage(vimg), w, h)
+				ras.load(vimg.RGBA(), w, h)
 			}
 			prevData = nil
 		case !first && bytes.Equal(f.data, prevData):
@@ -163,11 +163,6 @@ func (d *Detector) Perceive(in *Input) (Result, error) {
 	}
 	res.Events = tr.events()
 	return res, nil
-}
-
-// rgbaImage wraps a decoded video frame as an image.Image.
-func rgbaImage(img encode.Image) image.Image {
-	return &image.RGBA{Pix: img.Pix, Stride: img.Stride, Rect: image.Rect(0, 0, img.Width, img.Height)}
 }
 
 // usableFrames returns the frames to analyse, sorted by time (stable, so

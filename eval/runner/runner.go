@@ -36,6 +36,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/pool"
 	"github.com/tracegrid/tracegrid/natural"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
@@ -253,45 +254,18 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	for _, m := range st.Models {
 		workers += max(1, m.Concurrency)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// Repetitions of one (clip, condition, model) share their frames: a
-	// worker takes them as one group and renders the frames once.
-	jobs := make(chan []trial)
-	var wg sync.WaitGroup
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err; cancel() })
-	}
-	for range min(workers, max(1, len(todo))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for g := range jobs {
-				if err := r.doGroup(ctx, g); err != nil {
-					fail(err)
-				}
-			}
-		}()
-	}
-feed:
+	// worker takes them as one group and renders the frames once. The
+	// first error stops the run (it cancels the pool's context); the drain
+	// and the spending cap stop new groups from starting.
+	pl, gctx := pool.Limit(ctx, min(workers, max(1, len(todo))))
 	for _, g := range groups(todo) {
-		if r.stopping() {
+		if r.stopping() || gctx.Err() != nil {
 			break
 		}
-		select {
-		case jobs <- g:
-		case <-ctx.Done():
-			break feed
-		case <-drain.Done():
-			break feed
-		case <-r.budget.stoppedC():
-			break feed
-		}
+		pl.Go(func(int) error { return r.doGroup(gctx, g) })
 	}
-	close(jobs)
-	wg.Wait()
+	firstErr := pl.Wait()
 	sum.StoppedByBudget = r.budget.isStopped()
 	sum, _ = finish(nil)
 	switch {
@@ -496,14 +470,13 @@ type budget struct {
 	observed map[results.Key]bool    // expect holds an observed cost
 	wake     chan struct{}           // closed and replaced when spent or reserved change
 	stopped  bool
-	stopC    chan struct{} // closed when stopped
 }
 
 var errStop = errors.New("run stopping")
 
 func newBudget(limit, spent float64, stored map[results.Key]results.Outcome, est map[results.Key]float64) *budget {
 	b := &budget{cap: limit, spent: spent, expect: map[results.Key]float64{}, observed: map[results.Key]bool{},
-		wake: make(chan struct{}), stopC: make(chan struct{})}
+		wake: make(chan struct{})}
 	for k, v := range est {
 		b.expect[k] = v
 	}
@@ -532,7 +505,6 @@ func (b *budget) admit(ctx, drain context.Context, ck results.Key) (float64, err
 		b.mu.Lock()
 		if !b.stopped && b.spent >= b.cap {
 			b.stopped = true
-			close(b.stopC)
 		}
 		if b.stopped {
 			b.mu.Unlock()
@@ -583,15 +555,6 @@ func (b *budget) isStopped() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.stopped
-}
-
-// stoppedC is closed when the cap stops the run; nil (never ready) with no
-// cap.
-func (b *budget) stoppedC() <-chan struct{} {
-	if b == nil {
-		return nil
-	}
-	return b.stopC
 }
 
 // run is the state shared by the workers.

@@ -12,7 +12,7 @@ import (
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/sampling"
-	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
 )
@@ -31,7 +31,7 @@ type worker struct {
 	finish   func(Record, stats) error
 	pictures func(int)
 	src      *frames.Source // images: one encoder per worker
-	buf      gpu.Image      // video: the rendered picture
+	buf      rgba.Image     // video: the rendered picture
 }
 
 // writeFileHook, when set, replaces how image files and frames.json are
@@ -251,7 +251,7 @@ func (w *worker) video(ctx context.Context, j *clipJob, vs []*variant, ks []int)
 	p := j.clip.P
 	width, height := vs[0].rec.Settings.Width, vs[0].rec.Settings.Height
 	if w.buf.Width != width || w.buf.Height != height {
-		w.buf = gpu.Image{Width: width, Height: height, Stride: 4 * width, Pix: make([]byte, 4*width*height)}
+		w.buf = rgba.New(width, height)
 	}
 	for _, v := range vs {
 		polDir := filepath.Join(opt.Out, PolicyDir(v.rec.Policy))

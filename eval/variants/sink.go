@@ -6,7 +6,7 @@ import (
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/sampling"
-	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 )
 
 // Picture is one distinct clip frame on its way to the sinks: the encoded
@@ -23,7 +23,7 @@ type Picture struct {
 	// never modify it.
 	Data []byte
 	// Pixels are the RGBA pixels, valid only during the Write call.
-	Pixels gpu.Image
+	Pixels rgba.Image
 }
 
 // FrameSink consumes the frames of one variant in time order. Write takes
@@ -97,7 +97,7 @@ type videoSink struct {
 }
 
 func (s *videoSink) Write(p Picture) error {
-	if err := s.w.WriteRGBA(encode.Image(p.Pixels)); err != nil {
+	if err := s.w.WriteRGBA(p.Pixels); err != nil {
 		return err
 	}
 	s.frames++

@@ -20,6 +20,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/runner"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/pool"
 	"github.com/tracegrid/tracegrid/internal/shard"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
@@ -300,9 +301,8 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		return sum, fmt.Errorf("%w: %s: %w", ErrOutput, recPath, err)
 	}
 	var (
-		mu       sync.Mutex
-		firstErr error
-		fresh    = map[key]Record{}
+		mu    sync.Mutex
+		fresh = map[key]Record{}
 	)
 	finish := func(r Record, st stats) error {
 		mu.Lock()
@@ -324,40 +324,28 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		mu.Unlock()
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan *clipJob)
-	var wg sync.WaitGroup
-	for range min(opt.Workers, max(1, len(jobs))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := &worker{opt: &opt, finish: finish, pictures: addPictures}
-			for j := range work {
-				if err := w.do(ctx, j); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-				}
-			}
-		}()
+	// One worker (its image encoder, its frame buffer) per clip at a time;
+	// the first error cancels the others.
+	ws := make([]*worker, min(opt.Workers, max(1, len(jobs))))
+	for i := range ws {
+		ws[i] = &worker{opt: &opt, finish: finish, pictures: addPictures}
 	}
-feed:
+	pl, wctx := pool.New(ctx, ws)
 	for _, j := range jobs {
 		if len(j.todo) == 0 {
 			continue
 		}
-		select {
-		case work <- j:
-		case <-ctx.Done():
-			break feed
+		if wctx.Err() != nil {
+			break
 		}
+		pl.Go(func(w *worker) error {
+			if wctx.Err() != nil {
+				return nil
+			}
+			return w.do(wctx, j)
+		})
 	}
-	close(work)
-	wg.Wait()
+	firstErr := pl.Wait()
 	closeErr := f.Close()
 
 	// Rewrite variants.jsonl in plan order: this run's clips × policies,
