@@ -65,8 +65,8 @@ func BenchmarkRenderOnly(b *testing.B) {
 	reportFPS(b)
 }
 
-// benchWorld is a busy 3D frame: a lined ground and 50 lit, noisy objects,
-// half cubes and half spheres, on a 1920×1080 canvas.
+// benchWorld is a busy 3D frame: a lined ground up to the horizon and 50
+// lit, noisy objects, half cubes and half spheres, on a 1920×1080 canvas.
 func benchWorld() *scene.DrawList {
 	palette := []scene.RGBA{
 		{R: 0.85, G: 0.2, B: 0.2, A: 1}, {R: 0.2, G: 0.4, B: 0.9, A: 1},
@@ -127,7 +127,9 @@ func BenchmarkRenderWorld1920x1080(b *testing.B) {
 }
 
 // BenchmarkRenderWorldNoReadback is BenchmarkRenderWorld1920x1080 without
-// the readback: draw, MSAA resolve and glFinish only (render only).
+// the readback: draw and glFinish only (render only). benchWorld takes the
+// painter path, its ground drawn by the ground view shader (the horizon is
+// in view).
 func BenchmarkRenderWorldNoReadback(b *testing.B) {
 	r := renderer(b)
 	dl := benchWorld()
@@ -140,4 +142,89 @@ func BenchmarkRenderWorldNoReadback(b *testing.B) {
 		}
 	}
 	reportFPS(b)
+}
+
+// BenchmarkRenderObjectsNoReadback draws real CountVideoBench frames (50
+// objects of one class, the camera turning, 1920×1080) and waits with
+// glFinish: render only, the frames `make bench`'s objects pipeline
+// renders. The painter metric is 1 when the frames take the painter path
+// (analytic anti-aliasing, no depth buffer), as they must on every driver.
+func BenchmarkRenderObjectsNoReadback(b *testing.B) {
+	r := renderer(b)
+	for _, class := range []string{"cube-red", "sphere-blue"} {
+		b.Run("N50_"+class, func(b *testing.B) {
+			c, err := scene.New(scene.Params{Domain: scene.ObjectsDomain, N: 50, Class: class, Seed: 0, Duration: 5, FPS: 30, Width: 1920, Height: 1080})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dl scene.DrawList
+			c.StateInto(0, &dl)
+			painter, _, _, err := gpu.WorldPath(r, &dl, 1920, 1080)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := gpu.RenderNoReadback(r, &dl, 1920, 1080); err != nil {
+				b.Fatal(err)
+			}
+			k := 0
+			for b.Loop() {
+				c.StateInto(float64(k%150)/30, &dl)
+				if err := gpu.RenderNoReadback(r, &dl, 1920, 1080); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+			reportFPS(b)
+			p := 0.0
+			if painter {
+				p = 1
+			}
+			b.ReportMetric(p, "painter")
+		})
+	}
+}
+
+// BenchmarkObjectsPaths measures the steps of drawing real CountVideoBench
+// frames (50 objects of one class, 1920×1080, render only) one against
+// another in one run: the depth path (4× MSAA meshes, resolved; how every
+// world was drawn before the painter path), the painter path with its
+// ground shaded per pixel by the ground view shader, and the painter path
+// as frames take it (the grid lines one thin triangle each over a clear).
+// BENCHMARKS.md records the figures.
+func BenchmarkObjectsPaths(b *testing.B) {
+	r := renderer(b)
+	defer gpu.ForcePaths(r, false, false)
+	steps := []struct {
+		name                string
+		depth, groundShader bool
+	}{
+		{"depth_msaa", true, false},
+		{"painter_groundshader", false, true},
+		{"painter_lines", false, false},
+	}
+	for _, class := range []string{"cube-red", "sphere-blue"} {
+		c, err := scene.New(scene.Params{Domain: scene.ObjectsDomain, N: 50, Class: class, Seed: 0, Duration: 5, FPS: 30, Width: 1920, Height: 1080})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range steps {
+			b.Run("N50_"+class+"/"+s.name, func(b *testing.B) {
+				gpu.ForcePaths(r, s.depth, s.groundShader)
+				var dl scene.DrawList
+				c.StateInto(0, &dl)
+				if err := gpu.RenderNoReadback(r, &dl, 1920, 1080); err != nil {
+					b.Fatal(err)
+				}
+				k := 0
+				for b.Loop() {
+					c.StateInto(float64(k%150)/30, &dl)
+					if err := gpu.RenderNoReadback(r, &dl, 1920, 1080); err != nil {
+						b.Fatal(err)
+					}
+					k++
+				}
+				reportFPS(b)
+			})
+		}
+	}
 }

@@ -43,7 +43,8 @@
 // framebuffer, also read back from), atlasTexture (texture.go) and meshGL
 // (meshgl.go), composed into two passes: itemPass (itempass.go) and
 // worldPass (worldpass.go). The CPU side is frame.go (a laid-out frame),
-// instances.go and atlas.go (items and text) and world.go (worlds).
+// instances.go and atlas.go (items and text), world.go (worlds, and the
+// depth path) and painter.go (the painter path).
 //
 // # Drawing
 //
@@ -67,18 +68,57 @@
 //
 // # 3D worlds
 //
-// A DrawList with a World (scene/world.go) is drawn in two passes. The
-// world goes into a multisampled framebuffer (min(4, GL_MAX_SAMPLES)
-// samples, with a depth buffer; without multisampling where the driver has
-// none), over the canvas rectangle that fit gives the items, and is
-// resolved with glBlitFramebuffer into the single-sample framebuffer. The
-// items are then drawn on top exactly as without a world, and the frame is
-// read back as usual. The camera matrices come from package scene, so a
-// point lands where scene.Camera.Project says; the clip transform also
-// flips y (row 0 is the top row). The ground is one square whose grid lines
-// are box-filtered in the fragment shader; cubes and spheres are one
-// instanced draw each, lit per fragment with a per-object value noise. The
-// world pass's GL objects are created on the first frame with a world.
+// A DrawList with a World (scene/world.go) is drawn world first, then the
+// items on top exactly as without a world, over the canvas rectangle that
+// fit gives the items (a scissor; the viewport is the whole output). The
+// camera matrices come from package scene, so a point lands where
+// scene.Camera.Project says; the clip transform also flips y (row 0 is the
+// top row). Objects wholly outside the view are left out. The world takes
+// one of two paths (painter.go, worldpass.go), chosen from the scene alone,
+// so every driver draws a scene the same way.
+//
+// The painter path, taken when it can be exact, draws into the output
+// framebuffer with no depth buffer and no multisampling: the ground, then
+// the objects from the farthest to the nearest, each blended over what is
+// already there. An object is an impostor: one octagon around its
+// silhouette, in which the fragment shader casts the pixel's eye ray at
+// the object (the ray's direction is affine in the pixel, so it is
+// interpolated without perspective) and turns the distance to the
+// silhouette into coverage with a one-pixel ramp — for a sphere from the
+// silhouette's conic, for a cube from the lines its visible faces' edges
+// project to, creases mixing the shades of the faces that meet there.
+// Lighting and the surface noise (shared with the depth path's shaders)
+// are taken where the ray meets the object. The order is exact when the
+// objects' vertical bounding cylinders (for objects on a ground, the
+// usual case) or bounding balls are pairwise disjoint: disjoint balls are
+// separated by their radical plane and the eye sees the one on its side
+// first, so sorting by the eye's power distance never draws a hidden
+// object over one in front of it. The ground, drawn first, hides nothing
+// when the eye and every object are above it. Where the ground fills the
+// canvas and its grid lines are at least minLineGap pixels apart everywhere
+// in view, it is a clear to its colour and each line one thin triangle
+// whose fragment shader computes the band's analytic coverage; otherwise a
+// canvas-wide pass casts each pixel's ray at the ground plane,
+// box-filters the lines over the pixel's footprint (so lines far away
+// average instead of aliasing) and anti-aliases the ground's own edges.
+//
+// The depth path takes the worlds the painter path cannot order:
+// interpenetrating objects, objects crossing the near or far plane or
+// below the ground, an eye under the ground. It draws the ground (one
+// square, the same box filter) and the objects' meshes (a cube and a
+// 32×16 sphere, one instanced draw each) into a multisampled framebuffer
+// (min(4, GL_MAX_SAMPLES) samples, with a depth buffer; without
+// multisampling where the driver has none), resolved with
+// glBlitFramebuffer into the output framebuffer.
+//
+// On llvmpipe every fragment a triangle touches runs the whole shader (no
+// branch is skipped, discarded pixels included), so the painter path's
+// cost is the pixels it touches: at 1920×1080 a frame of 50 cubes is about
+// a sixth of the depth path's CPU time, one of 50 spheres (whose meshes
+// were 48,000 triangles) a tenth; BENCHMARKS.md has the figures. The
+// world pass's GL objects are created on the first frame with a world,
+// the depth path's multisampled buffers on the first frame that needs
+// them.
 //
 // # Building
 //

@@ -5,6 +5,7 @@ import (
 	"golang.org/x/image/font/sfnt"
 
 	"github.com/tracegrid/tracegrid/scene"
+	"github.com/tracegrid/tracegrid/shaders"
 )
 
 // RenderNoReadback draws dl at w×h and waits with glFinish, without reading
@@ -34,10 +35,12 @@ func TextBaseline(size float64) float64 {
 }
 
 // BuildProgram compiles and links a program on r's GL thread, then deletes
-// it: for testing how shader errors are reported.
-func BuildProgram(r *Renderer, vertex, fragment string) error {
+// it: for testing how shader errors are reported. Both stages get the 2D
+// #defines; the fragment stage also the objects' noise functions, and the
+// vertex stage vdefines.
+func BuildProgram(r *Renderer, vertex, vdefines, fragment string) error {
 	return r.th.Call(func() error {
-		id, err := buildProgram("test", vertex, fragment, shaderDefines())
+		id, err := buildProgramStages("test", vertex, shaderDefines()+vdefines, fragment, shaderDefines()+shaders.Noise)
 		if id != 0 {
 			gl.DeleteProgram(id)
 		}
@@ -50,10 +53,38 @@ func BuildProgram(r *Renderer, vertex, fragment string) error {
 func WorldAllocated(r *Renderer) bool {
 	var ok bool
 	_ = r.th.Call(func() error {
-		ok = r.world != nil && r.world.msaa.fbo != 0
+		ok = r.world != nil
 		return nil
 	})
 	return ok
+}
+
+// ForcePaths makes every world frame r renders take the depth path
+// (depth), or the painter path draw its ground with the ground shader
+// (groundShader), so tests can compare the ways of drawing one scene.
+func ForcePaths(r *Renderer, depth, groundShader bool) {
+	r.forceDepth.Store(depth)
+	r.forceGroundShader.Store(groundShader)
+}
+
+// WorldPath lays dl out for a w×h output as Render would and says how its
+// world would be drawn: on the painter path (else the depth path), and
+// there with the ground as grid line instances (lineMode); objects is the
+// number of objects drawn (those in view).
+func WorldPath(r *Renderer, dl *scene.DrawList, w, h int) (painter, lineMode bool, objects int, err error) {
+	f := r.frames.get()
+	if f == nil {
+		f = r.newFrame()
+	}
+	defer r.frames.put(f)
+	f.forceDepth, f.forceGroundShader = r.forceDepth.Load(), r.forceGroundShader.Load()
+	if err := f.layout(dl, Image{Width: w, Height: h}, false, r.atlas); err != nil {
+		return false, false, 0, err
+	}
+	if f.world.painter {
+		return true, f.world.lineMode, len(f.impostors) / floatsPerImpostor, nil
+	}
+	return false, false, f.world.cubes + f.world.spheres, nil
 }
 
 // PretendNoMSAA makes r's 3D path take its no-multisampling fall back, as

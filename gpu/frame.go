@@ -25,11 +25,17 @@ type frame struct {
 	instances []float32 // the items' quads, floatsPerInstance each
 	runs      []run     // instance ranges, in draw order
 
-	hasWorld bool
-	world    worldFrame // the world's camera, ground and light (world.go)
-	objects  []float32  // the world's objects, floatsPerObject each
+	hasWorld  bool
+	world     worldFrame     // the world's camera, ground and light (world.go)
+	objects   []float32      // depth path: the objects, floatsPerObject each
+	impostors []float32      // painter path: the objects, floatsPerImpostor each, far to near
+	objRuns   []objectRun    // painter path: impostor ranges of one shape
+	gridLines []float32      // painter path, line mode: floatsPerGridLine each
+	bounds    []objectBounds // the objects in view (layout scratch)
 
 	nItems, nObjects int // for error messages
+
+	forceDepth, forceGroundShader bool // see Renderer
 
 	// buf is this frame's scratch for font lookups (kerning): an sfnt.Font
 	// is safe for concurrent use only with a Buffer per caller.

@@ -60,15 +60,21 @@ func withDefines(src, defines string) string {
 	return defines + "#line 1\n" + src
 }
 
-// buildProgram compiles and links a vertex and a fragment shader; the
-// compiler's or linker's log goes into the error.
+// buildProgram compiles and links a vertex and a fragment shader, both
+// with defines; the compiler's or linker's log goes into the error.
 func buildProgram(name, vertex, fragment, defines string) (uint32, error) {
-	vs, err := compileShader(gl.VERTEX_SHADER, withDefines(vertex, defines))
+	return buildProgramStages(name, vertex, defines, fragment, defines)
+}
+
+// buildProgramStages is buildProgram with each stage's own text inserted
+// after its #version line.
+func buildProgramStages(name, vertex, vdefines, fragment, fdefines string) (uint32, error) {
+	vs, err := compileShader(gl.VERTEX_SHADER, withDefines(vertex, vdefines))
 	if err != nil {
 		return 0, fmt.Errorf("gpu: %s program: compiling the vertex shader: %w", name, err)
 	}
 	defer gl.DeleteShader(vs) // flagged now, freed with the program
-	fs, err := compileShader(gl.FRAGMENT_SHADER, withDefines(fragment, defines))
+	fs, err := compileShader(gl.FRAGMENT_SHADER, withDefines(fragment, fdefines))
 	if err != nil {
 		return 0, fmt.Errorf("gpu: %s program: compiling the fragment shader: %w", name, err)
 	}

@@ -10,7 +10,7 @@ import (
 // locations it sets beside it.
 type program struct {
 	id   uint32
-	name string // for errors: "shape", "glyph", "object", "ground"
+	name string // for errors: "shape", "glyph", "object", "ground", "cube", …
 }
 
 // newProgram compiles and links a vertex and a fragment shader with
@@ -18,6 +18,16 @@ type program struct {
 // into the error.
 func newProgram(name, vertex, fragment, defines string) (*program, error) {
 	id, err := buildProgram(name, vertex, fragment, defines)
+	if err != nil {
+		return nil, err
+	}
+	return &program{id: id, name: name}, nil
+}
+
+// newProgramStages is newProgram with each stage's own text inserted after
+// its #version line (shared GLSL functions, #defines).
+func newProgramStages(name, vertex, vdefines, fragment, fdefines string) (*program, error) {
+	id, err := buildProgramStages(name, vertex, vdefines, fragment, fdefines)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,9 @@ type Info struct {
 	Vendor   string // GL_VENDOR
 	Platform string // EGL platform: "device", "surfaceless" or "default"
 	Device   string // EGL device extensions (device platform), else EGL vendor and version
-	// MaxSamples is GL_MAX_SAMPLES; 3D worlds are drawn with
-	// min(4, MaxSamples) samples a pixel, without multisampling below 2.
+	// MaxSamples is GL_MAX_SAMPLES; the 3D worlds that need a depth
+	// buffer (see the package doc) are drawn with min(4, MaxSamples)
+	// samples a pixel, without multisampling below 2.
 	MaxSamples int
 }
 
@@ -45,6 +46,11 @@ type Renderer struct {
 
 	closeMu sync.Mutex  // serializes Close
 	closed  atomic.Bool // set by Close; Render checks it before laying out
+
+	// Tests compare the world paths on one scene: these make every world
+	// take the depth path, or the painter path draw its ground with the
+	// ground shader. Never set outside tests.
+	forceDepth, forceGroundShader atomic.Bool
 
 	// GL thread only; all nil once released.
 	ctx    glContext
@@ -127,6 +133,7 @@ func (r *Renderer) render(dl *scene.DrawList, dst Image, readback bool) error {
 		f = r.newFrame()
 	}
 	defer r.frames.put(f)
+	f.forceDepth, f.forceGroundShader = r.forceDepth.Load(), r.forceGroundShader.Load()
 	if err := f.layout(dl, dst, readback, r.atlas); err != nil {
 		return err
 	}
@@ -242,18 +249,24 @@ func (r *Renderer) drawFrame(f *frame) error {
 		gl.Viewport(0, 0, int32(dst.Width), int32(dst.Height))
 	}
 	r.target.bind()
-	bg := f.bg
-	gl.ClearColor(bg.R, bg.G, bg.B, bg.A)
+	bg := [4]float32{f.bg.R, f.bg.G, f.bg.B, f.bg.A}
+	clear := bg
+	if wf := &f.world; f.hasWorld && wf.painter && wf.lineMode &&
+		wf.scissor == [4]int32{0, 0, int32(dst.Width), int32(dst.Height)} {
+		// The ground covers the whole output: one clear, to its colour.
+		clear, wf.filled = wf.groundCol, true
+	}
+	gl.ClearColor(clear[0], clear[1], clear[2], clear[3])
 	gl.Clear(gl.COLOR_BUFFER_BIT)
 	if f.hasWorld {
-		// Resolved into r.target before the items are drawn, so items are
-		// drawn exactly as in a frame without a world.
+		// Drawn into r.target before the items, so items are drawn exactly
+		// as in a frame without a world.
 		if r.world == nil {
 			if r.world, err = newWorldPass(r.info.MaxSamples); err != nil {
 				return err
 			}
 		}
-		if err := r.world.draw(&f.world, f.objects, [4]float32{bg.R, bg.G, bg.B, bg.A}, r.target); err != nil {
+		if err := r.world.draw(f, bg, r.target); err != nil {
 			return err
 		}
 	}

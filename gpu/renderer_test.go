@@ -424,13 +424,13 @@ func TestDegenerateItems(t *testing.T) {
 
 func TestShaderErrors(t *testing.T) {
 	r := renderer(t)
-	if err := gpu.BuildProgram(r, shaders.QuadVertex, shaders.ShapeFragment); err != nil {
+	if err := gpu.BuildProgram(r, shaders.QuadVertex, "", shaders.ShapeFragment); err != nil {
 		t.Fatalf("the real shaders: %v", err)
 	}
 	// The compiler's log, with line numbers of the .glsl source (the
 	// injected #defines do not shift them), is in the error.
 	bad := "#version 330 core\nout vec4 c;\nvoid main() {\n    c = vec4(nosuch);\n}\n"
-	err := gpu.BuildProgram(r, shaders.QuadVertex, bad)
+	err := gpu.BuildProgram(r, shaders.QuadVertex, "", bad)
 	if err == nil || !strings.Contains(err.Error(), "fragment shader") || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("err = %v, want the compile log", err)
 	}
@@ -440,7 +440,7 @@ func TestShaderErrors(t *testing.T) {
 	// A link error: a fragment shader without main compiles, but does not
 	// link.
 	unlinked := "#version 330 core\nout vec4 c;\nvoid notMain() { c = vec4(1.0); }\n"
-	if err := gpu.BuildProgram(r, shaders.QuadVertex, unlinked); err == nil || !strings.Contains(err.Error(), "linking") {
+	if err := gpu.BuildProgram(r, shaders.QuadVertex, "", unlinked); err == nil || !strings.Contains(err.Error(), "linking") {
 		t.Errorf("err = %v, want a link error", err)
 	}
 }

@@ -8,11 +8,13 @@ import (
 )
 
 // This file is the CPU side of the 3D world path: validation, the camera's
-// clip transform, the per-object instance layout and the meshes. It runs on
-// the caller's goroutine, into the caller's frame. The GL side is in
-// worldpass.go and meshgl.go.
+// clip transform, the choice between the painter and the depth path, the
+// depth path's per-object instance layout and meshes. It runs on the
+// caller's goroutine, into the caller's frame. painter.go has the painter
+// path's CPU side; the GL side is in worldpass.go and meshgl.go.
 
-// floatsPerObject is the per-object instance layout, four vec4s:
+// floatsPerObject is the depth path's per-object instance layout, four
+// vec4s:
 //
 //	iCenter  centre x, y, z, size           (world units)
 //	iColor   straight-alpha RGBA
@@ -20,15 +22,16 @@ import (
 //	iSeed    noise-space offset x, y, z (from NoiseSeed), unused
 const floatsPerObject = 16
 
-// Sphere tessellation: 32 slices × 16 stacks, 960 triangles a sphere. Its
+// Sphere tessellation on the depth path (the painter path draws exact
+// spheres): 32 slices × 16 stacks, 960 triangles a sphere. Its
 // silhouette is within 0.5% of the radius of a true circle (0.3 px for a
 // sphere 130 px across, 1.4 px for one half the height of a 1080p frame).
 // Measured on llvmpipe (2 cores) with the scene of
 // BenchmarkRenderWorld1920x1080 made of 50 spheres instead of 25 cubes and
 // 25 spheres, in CPU time per frame over 50 cubes: 16×8 +0 ms, 24×12
 // +14 ms, 32×16 +19 ms, 48×24 +37 ms, against a frame of ~62 ms (of which
-// ~23 ms is the MSAA resolve). 16×8 would be free but visibly polygonal
-// (1.9% of the radius).
+// ~23 ms is the MSAA resolve), before the painter path existed. 16×8 would
+// be free but visibly polygonal (1.9% of the radius).
 const (
 	sphereSlices = 32
 	sphereStacks = 16
@@ -44,14 +47,32 @@ type worldFrame struct {
 	lineCol    [4]float32
 	lines      [2]float32 // 1 / spacing, width / spacing clamped to [0, 1]
 	lightDir   [3]float32
+	lightDir64 [3]float64 // the same, for the painter path's object space
 	light      [2]float32 // ambient, diffuse
-	opaque     bool       // no translucent colour: blending can be off
-	cubes      int        // instances: the cubes come first in the buffer,
-	spheres    int        // then the spheres
+
+	// painter: drawn without a depth buffer (painter.go): the ground, then
+	// f.impostors in f.objRuns, far to near. Otherwise the depth path:
+	// f.objects, cubes then spheres, multisampled.
+	painter bool
+	// lineMode (painter only): the ground fills the canvas and is drawn as
+	// a clear to its colour and f.gridLines; otherwise by the ground view
+	// shader, from the eye, the ray map and the ground's edges.
+	lineMode    bool
+	eye         [3]float32
+	ray         [3][3]float32 // d0, dx, dy: see rayMap
+	groundEdges [6][3]float32 // the ground's sides and clip lines: a, b, c of a·x + b·y + c, positive outside
+	// filled: drawFrame has already cleared the output to the ground
+	// colour (lineMode with a canvas that covers the output).
+	filled bool
+
+	opaque  bool // depth path: no translucent colour, blending can be off
+	cubes   int  // depth path instances: the cubes come first in the buffer,
+	spheres int  // then the spheres
 }
 
-// layoutWorld validates w and fills f.world and f.objects for a canvas of
-// canvasW×canvasH placed in the output by tf.
+// layoutWorld validates w and fills f.world and the object instances for a
+// canvas of canvasW×canvasH placed in the output by tf. Objects wholly
+// outside the view are left out.
 func (f *frame) layoutWorld(w *scene.World, canvasW, canvasH int, tf transform, outW, outH int) error {
 	if err := validateWorld(w); err != nil {
 		return fmt.Errorf("gpu: Render: world: %w", err)
@@ -74,24 +95,62 @@ func (f *frame) layoutWorld(w *scene.World, canvasW, canvasH int, tf transform, 
 	}
 
 	l := &w.Light
-	wf.lightDir = [3]float32{}
+	wf.lightDir, wf.lightDir64 = [3]float32{}, [3]float64{}
 	if n := math.Sqrt(l.Dir[0]*l.Dir[0] + l.Dir[1]*l.Dir[1] + l.Dir[2]*l.Dir[2]); n > 0 {
 		// The contract asks for a unit vector; normalizing forgives one
 		// that is not. A zero vector leaves ambient light only.
-		wf.lightDir = [3]float32{float32(l.Dir[0] / n), float32(l.Dir[1] / n), float32(l.Dir[2] / n)}
+		wf.lightDir64 = [3]float64{l.Dir[0] / n, l.Dir[1] / n, l.Dir[2] / n}
+		wf.lightDir = [3]float32{float32(wf.lightDir64[0]), float32(wf.lightDir64[1]), float32(wf.lightDir64[2])}
 	}
 	wf.light = [2]float32{l.Ambient, l.Diffuse}
+	wf.lineMode, wf.filled = false, false
 
-	// Cubes, then spheres: one instanced draw per mesh. Draw order only
-	// matters between translucent objects, which are not sorted anyway.
+	// The objects in view, and whether the painter path can draw them.
+	cam := &w.Camera
+	vp := cam.ViewProjection(float64(canvasW) / float64(canvasH))
+	fwd, eye := vec3(cam.Forward()), vec3(cam.Eye)
+	painter := !f.forceDepth
+	f.bounds = f.bounds[:0]
+	for i := range w.Objects {
+		o := &w.Objects[i]
+		if o.Color.A <= 0 {
+			continue // alpha 0 would show nothing but still hide what is behind
+		}
+		b := boundsOf(i, o, fwd, eye)
+		if !inFrustum(&vp, o.Center, b.ball) {
+			continue
+		}
+		// Wholly between the clip planes (so the painter path clips
+		// nothing), and above the ground, which is drawn first.
+		if b.depth-b.ball <= cam.Near || b.depth+b.ball >= cam.Far || g.Half > 0 && (b.lowest < 0 || eye[1] <= 0) {
+			painter = false
+		}
+		f.bounds = append(f.bounds, b)
+	}
+	var rm rayMap
+	if painter {
+		rm, painter = newRayMap(m, cam.Eye, outW, outH)
+	}
+	if painter && len(f.bounds) > 1 {
+		painter = paintOrder(f.bounds, w.Objects, eye)
+	}
+	wf.painter = painter
+	if painter {
+		f.layoutPainter(w, &m, &rm, outW, outH)
+		return nil
+	}
+
+	// The depth path: cubes, then spheres, one instanced draw per mesh.
+	// Draw order only matters between translucent objects, which are not
+	// sorted here.
 	f.objects = f.objects[:0]
 	wf.cubes, wf.spheres = 0, 0
 	wf.opaque = g.Half <= 0 || g.Color.A >= 1 && g.LineColor.A >= 1
 	for _, shape := range [2]scene.Shape{scene.Cube, scene.Sphere} {
-		for i := range w.Objects {
-			o := &w.Objects[i]
-			if o.Shape != shape || o.Color.A <= 0 {
-				continue // alpha 0 would show nothing but still hide what is behind
+		for i := range f.bounds {
+			o := &w.Objects[f.bounds[i].index]
+			if o.Shape != shape {
+				continue
 			}
 			f.objects = appendObject(f.objects, o)
 			wf.opaque = wf.opaque && o.Color.A >= 1

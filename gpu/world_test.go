@@ -61,11 +61,15 @@ func pixelsOf(img gpu.Image, c scene.RGBA, tol int) [][2]int {
 
 func TestWorldShadersCompile(t *testing.T) {
 	r := renderer(t)
-	for name, p := range map[string][2]string{
-		"object": {shaders.ObjectVertex, shaders.ObjectFragment},
-		"ground": {shaders.GroundVertex, shaders.GroundFragment},
+	for name, p := range map[string][3]string{
+		"object":      {shaders.ObjectVertex, "", shaders.ObjectFragment},
+		"ground":      {shaders.GroundVertex, "", shaders.GroundFragment},
+		"cube":        {shaders.ImpostorVertex, "#define CUBE\n", shaders.CubeFragment},
+		"sphere":      {shaders.ImpostorVertex, "", shaders.SphereFragment},
+		"grid line":   {shaders.GridLineVertex, "", shaders.GridLineFragment},
+		"ground view": {shaders.GroundViewVertex, "", shaders.GroundViewFragment},
 	} {
-		if err := gpu.BuildProgram(r, p[0], p[1]); err != nil {
+		if err := gpu.BuildProgram(r, p[0], p[1], p[2]); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -121,40 +125,53 @@ func TestWorldDepth(t *testing.T) {
 	}
 }
 
-func TestWorldMSAA(t *testing.T) {
-	r := renderer(t)
-	if n := r.Info().MaxSamples; n < 2 {
-		t.Skipf("GL_MAX_SAMPLES = %d: the driver cannot multisample", n)
+// Both paths anti-alias a sphere's silhouette: the painter path with its
+// analytic coverage, the depth path with multisampling (where the driver
+// has it).
+func TestWorldEdgesAntiAliased(t *testing.T) {
+	renderer(t)
+	r, err := gpu.NewRenderer()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer r.Close()
 	t.Logf("GL_MAX_SAMPLES = %d", r.Info().MaxSamples)
 	cam := scene.Camera{Eye: scene.Vec3{0, 0, 5}, FovY: 0.8, Near: 0.1, Far: 50}
 	const w, h = 120, 90
 	world := &scene.World{Camera: cam, Objects: []scene.Object{
 		{Shape: scene.Sphere, Center: scene.Vec3{0, 0, 0}, Size: 2, Color: red, Flat: true},
 	}}
-	img := render(t, worldList(w, h, world), w, h)
-	// Walk from the centre outward along a few directions: the silhouette
-	// crossing must have pixels that are neither colour. Without MSAA (and
-	// with no shader anti-aliasing on meshes) every pixel would be one or
-	// the other.
-	cx, cy := pixelOf(t, cam, scene.Vec3{0, 0, 0}, w, h)
-	for _, d := range [][2]float64{{1, 0}, {1, 1}, {2, 1}, {0, -1}, {-1, 2}} {
-		blended := 0
-		l := math.Hypot(d[0], d[1])
-		// Half-pixel steps visit every pixel the ray crosses (some twice).
-		for k := 0.0; k < 120; k++ {
-			x := cx + int(math.Round(k/2*d[0]/l))
-			y := cy + int(math.Round(k/2*d[1]/l))
-			if x < 0 || y < 0 || x >= w || y >= h {
-				break
-			}
-			p := at(img, x, y)
-			if maxDiff(p, bytesOf(red)) > 16 && maxDiff(p, bytesOf(sky)) > 16 {
-				blended++
-			}
+	for _, depth := range []bool{false, true} {
+		if depth && r.Info().MaxSamples < 2 {
+			t.Log("the driver cannot multisample: the depth path's edges alias")
+			continue
 		}
-		if blended == 0 {
-			t.Errorf("direction %v: no blended pixel across the sphere's edge", d)
+		gpu.ForcePaths(r, depth, false)
+		img := newImage(w, h)
+		if err := r.Render(worldList(w, h, world), img); err != nil {
+			t.Fatal(err)
+		}
+		// Walk from the centre outward along a few directions: the
+		// silhouette crossing must have pixels that are neither colour.
+		cx, cy := pixelOf(t, cam, scene.Vec3{0, 0, 0}, w, h)
+		for _, d := range [][2]float64{{1, 0}, {1, 1}, {2, 1}, {0, -1}, {-1, 2}} {
+			blended := 0
+			l := math.Hypot(d[0], d[1])
+			// Half-pixel steps visit every pixel the ray crosses (some twice).
+			for k := 0.0; k < 120; k++ {
+				x := cx + int(math.Round(k/2*d[0]/l))
+				y := cy + int(math.Round(k/2*d[1]/l))
+				if x < 0 || y < 0 || x >= w || y >= h {
+					break
+				}
+				p := at(img, x, y)
+				if maxDiff(p, bytesOf(red)) > 16 && maxDiff(p, bytesOf(sky)) > 16 {
+					blended++
+				}
+			}
+			if blended == 0 {
+				t.Errorf("depth path %v, direction %v: no blended pixel across the sphere's edge", depth, d)
+			}
 		}
 	}
 }
@@ -568,18 +585,30 @@ func TestGoldenWorld(t *testing.T) {
 
 func TestWorldAllocationFree(t *testing.T) {
 	r := renderer(t)
-	dl := worldList(64, 36, goldenWorld(), scene.Item{Kind: scene.FillCircle, X0: 10, Y0: 10, R: 4, Color: red})
-	img := newImage(64, 36)
-	if err := r.Render(dl, img); err != nil { // creates what a world needs
-		t.Fatal(err)
-	}
-	allocs := testing.AllocsPerRun(10, func() {
-		if err := r.Render(dl, img); err != nil {
+	// The golden world (painter path, ground view shader), one seen from
+	// above (painter path, grid lines) and one the depth path draws.
+	lines := &scene.World{Camera: topDown, Ground: scene.Ground{Half: 20, Color: grass, LineColor: chalk, LineSpacing: 2, LineWidth: 0.1},
+		Objects: goldenWorld().Objects}
+	depth := &scene.World{Camera: frontCamera, Objects: []scene.Object{
+		{Shape: scene.Cube, Size: 1, Color: red}, {Shape: scene.Sphere, Center: scene.Vec3{0.5, 0, 0}, Size: 1, Color: blue}}}
+	for i, world := range []*scene.World{goldenWorld(), lines, depth} {
+		dl := worldList(64, 36, world, scene.Item{Kind: scene.FillCircle, X0: 10, Y0: 10, R: 4, Color: red})
+		painter, lineMode, _, err := gpu.WorldPath(r, dl, 64, 36)
+		if err != nil || painter != (i < 2) || lineMode != (i == 1) {
+			t.Fatalf("world %d: painter %v, line mode %v, %v", i, painter, lineMode, err)
+		}
+		img := newImage(64, 36)
+		if err := r.Render(dl, img); err != nil { // creates what a world needs
 			t.Fatal(err)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations a frame in steady state, want 0", allocs)
+		allocs := testing.AllocsPerRun(10, func() {
+			if err := r.Render(dl, img); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations a frame in steady state, want 0", allocs)
+		}
 	}
 }
 
@@ -623,24 +652,37 @@ func TestWorldTranslucent(t *testing.T) {
 		Ground: scene.Ground{Half: 10, Color: grass, LineColor: chalk, LineSpacing: 1},
 		Objects: []scene.Object{
 			{Shape: scene.Cube, Center: scene.Vec3{-1, 0.5, 0}, Size: 1, Color: half, Flat: true},
-			// Cubes are drawn before spheres: the invisible cube comes
-			// first, so its depth would hide the sphere.
+			// On the depth path cubes are drawn before spheres: the
+			// invisible cube comes first, so its depth would hide the
+			// sphere.
 			{Shape: scene.Cube, Center: scene.Vec3{1, 1, 2}, Size: 0.5, Color: scene.RGBA{G: 1}, Flat: true},
 			{Shape: scene.Sphere, Center: scene.Vec3{2, 1, -1}, Size: 1, Color: blue, Flat: true}, // on the same line of sight
 		},
 	}
-	img := render(t, worldList(w, h, world), w, h)
-	// The cube's centre is seen against the ground just behind it.
-	x, y := pixelOf(t, cam, scene.Vec3{-1, 0.5, 0.5}, w, h)
-	want := scene.RGBA{R: 0.5 + grass.R/2, G: grass.G / 2, B: grass.B / 2, A: 1}
-	wantPx(t, img, x, y, want, 1, "half-transparent cube over the ground")
-	x, y = pixelOf(t, cam, scene.Vec3{1, 1, 2}, w, h)
-	wantPx(t, img, x, y, blue, 0, "sphere behind an invisible cube")
+	renderer(t)
+	r, err := gpu.NewRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, depth := range []bool{false, true} {
+		gpu.ForcePaths(r, depth, false)
+		img := newImage(w, h)
+		if err := r.Render(worldList(w, h, world), img); err != nil {
+			t.Fatal(err)
+		}
+		// The cube's centre is seen against the ground just behind it.
+		x, y := pixelOf(t, cam, scene.Vec3{-1, 0.5, 0.5}, w, h)
+		want := scene.RGBA{R: 0.5 + grass.R/2, G: grass.G / 2, B: grass.B / 2, A: 1}
+		wantPx(t, img, x, y, want, 1, "half-transparent cube over the ground")
+		x, y = pixelOf(t, cam, scene.Vec3{1, 1, 2}, w, h)
+		wantPx(t, img, x, y, blue, 0, "sphere behind an invisible cube")
+	}
 }
 
 func TestWorldWithoutMSAA(t *testing.T) {
-	// The fall back for drivers without multisampling: depth still works,
-	// edges are hard.
+	// The depth path's fall back for drivers without multisampling: depth
+	// still works, edges are hard. (The painter path never multisamples.)
 	renderer(t) // skip or fail like the others when there is no GL
 	r, err := gpu.NewRenderer()
 	if err != nil {
@@ -654,6 +696,10 @@ func TestWorldWithoutMSAA(t *testing.T) {
 		{Shape: scene.Sphere, Center: scene.Vec3{0, 0, 0}, Size: 2, Color: red, Flat: true},
 		{Shape: scene.Cube, Center: scene.Vec3{0, 0, -3}, Size: 3, Color: blue, Flat: true},
 	}}
+	// The sphere pokes into the cube's bounding ball: no painter's order.
+	if painter, _, _, err := gpu.WorldPath(r, worldList(w, h, world), w, h); err != nil || painter {
+		t.Fatalf("painter path %v, %v: want the depth path", painter, err)
+	}
 	img := newImage(w, h)
 	if err := r.Render(worldList(w, h, world), img); err != nil {
 		t.Fatal(err)

@@ -8,17 +8,31 @@ import (
 	"github.com/tracegrid/tracegrid/shaders"
 )
 
-// worldPass draws a frame's 3D world (the CPU side is world.go): the ground
-// and the objects, into a multisampled target with a depth buffer, resolved
-// into the renderer's target. A Renderer creates it on its first frame with
-// a world, so renderers that only draw 2D pay nothing.
+// worldPass draws a frame's 3D world (the CPU side is world.go and
+// painter.go) into the renderer's target, by one of two paths. The painter
+// path draws straight into it, with no depth buffer: the ground, then the
+// objects far to near as impostors with analytic coverage. The depth path
+// draws the objects' meshes and the ground into a multisampled target with
+// a depth buffer and resolves it. A Renderer creates the pass on its first
+// frame with a world, so renderers that only draw 2D pay nothing, and the
+// multisampled buffers on the first frame that takes the depth path.
 type worldPass struct {
+	// Depth path.
 	objects      objectProgram
 	ground       groundProgram
 	cube, sphere *meshGL
 	groundVAO    uint32        // no attributes: the core profile still needs one bound
 	instances    *streamBuffer // per-object attributes, shared by both meshes
 	msaa         *target
+
+	// Painter path.
+	cubes, spheres impostorProgram
+	gridLines      gridLineProgram
+	groundView     groundViewProgram
+	impostorVAO    uint32
+	impostors      *streamBuffer
+	lineVAO        uint32
+	lineInstances  *streamBuffer
 }
 
 type objectProgram struct {
@@ -31,13 +45,28 @@ type groundProgram struct {
 	uViewProj, uHalf, uColor, uLineColor, uLines int32
 }
 
-// worldSamples is the MSAA sample count asked for: 4 is what GPUs resolve
-// cheaply and where most of the edge quality is.
+type impostorProgram struct {
+	*program
+	uViewport, uLight int32
+}
+
+type gridLineProgram struct {
+	*program
+	uViewport, uLineColor int32
+}
+
+type groundViewProgram struct {
+	*program
+	uEye, uRay0, uRayX, uRayY, uEdge, uColor, uLineColor, uLines int32
+}
+
+// worldSamples is the MSAA sample count the depth path asks for: 4 is
+// what GPUs resolve cheaply and where most of the edge quality is.
 const worldSamples = 4
 
-// newWorldPass creates the pass's programs, meshes and buffers; the
-// multisampled target gets min(4, maxSamples) samples, none below 2. On
-// error it frees what it made.
+// newWorldPass creates the passes' programs, meshes and buffers; the
+// depth path's multisampled target gets min(4, maxSamples) samples, none
+// below 2. On error it frees what it made.
 func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 	p := &worldPass{}
 	defer func() {
@@ -49,11 +78,11 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 	if maxSamples >= 2 {
 		samples = min(worldSamples, maxSamples)
 	} else {
-		slog.Debug("gpu: no multisampling for 3D worlds: edges will alias", "GL_MAX_SAMPLES", maxSamples)
+		slog.Debug("gpu: no multisampling for 3D worlds: edges will alias on the depth path", "GL_MAX_SAMPLES", maxSamples)
 	}
 	p.msaa = newTarget(samples, true)
 
-	if p.objects.program, err = newProgram("object", shaders.ObjectVertex, shaders.ObjectFragment, ""); err != nil {
+	if p.objects.program, err = newProgramStages("object", shaders.ObjectVertex, "", shaders.ObjectFragment, shaders.Noise); err != nil {
 		return nil, err
 	}
 	if err := uniforms(p.objects.program, []namedUniform{
@@ -70,15 +99,80 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	for _, c := range []struct {
+		prog    *impostorProgram
+		name    string
+		frag    string
+		defines string
+	}{
+		{&p.cubes, "cube", shaders.CubeFragment, "#define CUBE\n"},
+		{&p.spheres, "sphere", shaders.SphereFragment, ""},
+	} {
+		if c.prog.program, err = newProgramStages(c.name, shaders.ImpostorVertex, c.defines, c.frag, shaders.Noise); err != nil {
+			return nil, err
+		}
+		if err := uniforms(c.prog.program, []namedUniform{{"uViewport", &c.prog.uViewport}, {"uLight", &c.prog.uLight}}); err != nil {
+			return nil, err
+		}
+	}
+	if p.gridLines.program, err = newProgram("grid line", shaders.GridLineVertex, shaders.GridLineFragment, ""); err != nil {
+		return nil, err
+	}
+	if err := uniforms(p.gridLines.program, []namedUniform{
+		{"uViewport", &p.gridLines.uViewport}, {"uLineColor", &p.gridLines.uLineColor},
+	}); err != nil {
+		return nil, err
+	}
+
+	if p.groundView.program, err = newProgram("ground view", shaders.GroundViewVertex, shaders.GroundViewFragment, ""); err != nil {
+		return nil, err
+	}
+	g := &p.groundView
+	if err := uniforms(g.program, []namedUniform{
+		{"uEye", &g.uEye}, {"uRay0", &g.uRay0}, {"uRayX", &g.uRayX}, {"uRayY", &g.uRayY}, {"uEdge[0]", &g.uEdge},
+		{"uColor", &g.uColor}, {"uLineColor", &g.uLineColor}, {"uLines", &g.uLines},
+	}); err != nil {
+		return nil, err
+	}
 
 	gl.GenVertexArrays(1, &p.groundVAO)
 	p.instances = newStreamBuffer()
 	p.cube = newMeshGL(cubeMesh(), p.instances)
 	p.sphere = newMeshGL(sphereMesh(sphereSlices, sphereStacks), p.instances)
+	p.impostors = newStreamBuffer()
+	p.impostorVAO = newInstanceVAO(p.impostors, floatsPerImpostor/4)
+	p.lineInstances = newStreamBuffer()
+	p.lineVAO = newInstanceVAO(p.lineInstances, floatsPerGridLine/4)
 	if err := glCheck("creating the 3D objects"); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// newInstanceVAO makes a vertex array object whose attributes 0..n-1 are
+// the consecutive vec4s of buf's instances (divisor 1), and no per-vertex
+// attribute (the vertex shader uses gl_VertexID). It leaves it bound.
+func newInstanceVAO(buf *streamBuffer, n int) uint32 {
+	var vao uint32
+	gl.GenVertexArrays(1, &vao)
+	gl.BindVertexArray(vao)
+	buf.bind()
+	for loc := range uint32(n) {
+		gl.EnableVertexAttribArray(loc)
+		gl.VertexAttribDivisor(loc, 1)
+	}
+	pointInstanceVAO(n, 0)
+	return vao
+}
+
+// pointInstanceVAO points the bound vertex array object's n attributes at
+// instance first of the buffer bound to GL_ARRAY_BUFFER (OpenGL 3.3 has no
+// base-instance draw).
+func pointInstanceVAO(n, first int) {
+	stride := int32(n * 16)
+	for loc := range uint32(n) {
+		gl.VertexAttribPointerWithOffset(loc, 4, gl.FLOAT, false, stride, uintptr(first*int(stride))+uintptr(loc)*16)
+	}
 }
 
 // namedUniform is a uniform a program must have and where its location
@@ -99,11 +193,91 @@ func uniforms(prog *program, us []namedUniform) error {
 	return nil
 }
 
-// draw runs on the GL thread after dst was cleared to bg: it draws the
-// world into the multisampled target, over the canvas rectangle only, and
-// resolves it into dst. It leaves dst bound and depth test, culling and
-// scissor off.
-func (p *worldPass) draw(wf *worldFrame, objects []float32, bg [4]float32, dst *target) error {
+// draw runs on the GL thread after dst was cleared to bg (or, when
+// f.world.filled, to the ground colour): it draws f's world over the
+// canvas rectangle only, into dst. It leaves dst bound, blending on, and
+// depth test, culling and scissor off.
+func (p *worldPass) draw(f *frame, bg [4]float32, dst *target) error {
+	wf := &f.world
+	sc := wf.scissor
+	if sc[2] <= 0 || sc[3] <= 0 {
+		return nil // the canvas covers no whole pixel
+	}
+	if wf.painter {
+		p.drawPainter(f, dst)
+		return nil
+	}
+	return p.drawDepth(f, bg, dst)
+}
+
+// drawPainter draws the ground and then the impostors, far to near,
+// straight into dst (bound, single-sample).
+func (p *worldPass) drawPainter(f *frame, dst *target) {
+	wf := &f.world
+	sc := wf.scissor
+	gl.Enable(gl.SCISSOR_TEST)
+	gl.Scissor(sc[0], sc[1], sc[2], sc[3])
+	vw, vh := float32(dst.w), float32(dst.h)
+	switch {
+	case wf.lineMode:
+		if !wf.filled {
+			c := wf.groundCol
+			gl.ClearColor(c[0], c[1], c[2], c[3])
+			gl.Clear(gl.COLOR_BUFFER_BIT)
+		}
+		if n := len(f.gridLines) / floatsPerGridLine; n > 0 {
+			g := &p.gridLines
+			g.use()
+			gl.Uniform2f(g.uViewport, vw, vh)
+			gl.Uniform4fv(g.uLineColor, 1, &wf.lineCol[0])
+			gl.BindVertexArray(p.lineVAO)
+			p.lineInstances.upload(f.gridLines)
+			gl.DrawArraysInstanced(gl.TRIANGLES, 0, 3, int32(n))
+		}
+	case wf.groundHalf > 0 && wf.eye[1] != 0: // a ground seen edge-on shows nothing
+		g := &p.groundView
+		g.use()
+		gl.Uniform3fv(g.uEye, 1, &wf.eye[0])
+		gl.Uniform3fv(g.uRay0, 1, &wf.ray[0][0])
+		gl.Uniform3fv(g.uRayX, 1, &wf.ray[1][0])
+		gl.Uniform3fv(g.uRayY, 1, &wf.ray[2][0])
+		gl.Uniform3fv(g.uEdge, 6, &wf.groundEdges[0][0])
+		gl.Uniform4fv(g.uColor, 1, &wf.groundCol[0])
+		gl.Uniform4fv(g.uLineColor, 1, &wf.lineCol[0])
+		gl.Uniform2f(g.uLines, wf.lines[0], wf.lines[1])
+		gl.BindVertexArray(p.groundVAO)
+		gl.DrawArrays(gl.TRIANGLE_STRIP, 0, 4)
+	}
+	if len(f.objRuns) > 0 {
+		gl.BindVertexArray(p.impostorVAO)
+		p.impostors.upload(f.impostors)
+		for _, prog := range [2]*impostorProgram{&p.cubes, &p.spheres} {
+			prog.use()
+			gl.Uniform2f(prog.uViewport, vw, vh)
+			gl.Uniform2f(prog.uLight, wf.light[0], wf.light[1])
+		}
+		for i, run := range f.objRuns {
+			if run.sphere {
+				p.spheres.use()
+			} else {
+				p.cubes.use()
+			}
+			if i > 0 {
+				pointInstanceVAO(floatsPerImpostor/4, run.first)
+			}
+			gl.DrawArraysInstanced(gl.TRIANGLE_FAN, 0, 8, int32(run.count))
+		}
+		if len(f.objRuns) > 1 {
+			pointInstanceVAO(floatsPerImpostor/4, 0)
+		}
+	}
+	gl.Disable(gl.SCISSOR_TEST)
+}
+
+// drawDepth draws the world into the multisampled target, over the canvas
+// rectangle only, and resolves it into dst.
+func (p *worldPass) drawDepth(f *frame, bg [4]float32, dst *target) error {
+	wf := &f.world
 	changed, err := p.msaa.resize(dst.w, dst.h)
 	if changed {
 		dst.bind()
@@ -115,9 +289,6 @@ func (p *worldPass) draw(wf *worldFrame, objects []float32, bg [4]float32, dst *
 		return err
 	}
 	sc := wf.scissor
-	if sc[2] <= 0 || sc[3] <= 0 {
-		return nil // the canvas covers no whole pixel
-	}
 	p.msaa.bind()
 	// The scissor keeps the world inside the canvas (the viewport is the
 	// whole output, see clipMatrix) and limits the clear and the shading
@@ -136,14 +307,14 @@ func (p *worldPass) draw(wf *worldFrame, objects []float32, bg [4]float32, dst *
 		// first of two equal depths wins either way; opaque pixels come
 		// out the same in any order.)
 		gl.Disable(gl.BLEND)
-		p.drawObjects(wf, objects)
+		p.drawObjects(wf, f.objects)
 		p.drawGround(wf)
 		gl.Enable(gl.BLEND)
 	} else {
 		// Translucent colours blend over what is drawn before them: the
 		// ground first. Translucent objects are not sorted by depth.
 		p.drawGround(wf)
-		p.drawObjects(wf, objects)
+		p.drawObjects(wf, f.objects)
 	}
 	gl.Disable(gl.DEPTH_TEST)
 	// glBlitFramebuffer obeys the scissor test; the rectangle is explicit.
@@ -216,4 +387,16 @@ func (p *worldPass) release() {
 	p.instances.release()
 	p.objects.program.release()
 	p.ground.program.release()
+	for _, vao := range []*uint32{&p.impostorVAO, &p.lineVAO} {
+		if *vao != 0 {
+			gl.DeleteVertexArrays(1, vao)
+			*vao = 0
+		}
+	}
+	p.impostors.release()
+	p.lineInstances.release()
+	p.cubes.program.release()
+	p.spheres.program.release()
+	p.gridLines.program.release()
+	p.groundView.program.release()
 }

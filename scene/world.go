@@ -2,8 +2,9 @@ package scene
 
 // This file extends the draw contract (draw.go) with a 3D world: a
 // perspective camera, a lined ground plane and static lit objects. A
-// DrawList whose World is set is drawn as the world first (depth-tested,
-// multisampled), then its 2D Items on top. The camera math lives here, not
+// DrawList whose World is set is drawn as the world first (package gpu
+// chooses how: far to near with analytic anti-aliasing, or depth-tested
+// and multisampled), then its 2D Items on top. The camera math lives here, not
 // in package gpu, so the trace's "which objects are in view" and the pixels
 // come from the same matrices.
 

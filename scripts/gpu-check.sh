@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One prepared run for a GPU machine (the device tool): which EGL device and
-# GL_RENDERER tracegrid picks, render and readback frames/s, the default
-# grid with libx264 and with h264_nvenc when it opens. Writes
+# GL_RENDERER tracegrid picks, render and readback frames/s (the 854x480
+# scenes and the 1920x1080 objects frames, with the path those take), the
+# default grid and the objects benchmark clips with libx264 and with
+# h264_nvenc when it opens. Writes
 # BENCHMARKS.gpu.md, which `make bench` appends to BENCHMARKS.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,10 @@ out=BENCHMARKS.gpu.md
 	echo '```'
 	go test -run '^$' -bench 'BenchmarkRender' -benchtime 1000x ./gpu ./pipeline 2>&1 | grep -E '^Benchmark'
 	echo '```'
+	echo
+	echo "Objects (1920x1080) rows above: BenchmarkRenderObjectsNoReadback (render only, real CountVideoBench frames; its"
+	echo "\`painter\` metric is 1 when they take the painter path, as on llvmpipe), BenchmarkRenderObjects1920x1080 (render +"
+	echo "readback), BenchmarkRenderWorld* (the synthetic world). The path is chosen from the scene alone, never the driver."
 	for codec in libx264 h264_nvenc; do
 		printf "grid: default\nencoder: {codec: %s, threads: 0}\n" "$codec" > /tmp/gpu-spec.yaml
 		rm -rf /tmp/gpu-out

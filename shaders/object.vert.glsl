@@ -17,8 +17,9 @@ layout(location = 5) in vec4 iSeed;   // noise-space offset from NoiseSeed, unus
 // outward (counter-clockwise) faces arrive clockwise: gpu sets glFrontFace.
 uniform mat4 uViewProj;
 
-// Noise cells per unit of the mesh: the mesh is one unit across, so a cube
-// face gets a few blotches whatever the object's size.
+// Noise cells per unit of the mesh: the mesh is one unit across. The same
+// value as NOISE_FREQ in noise.glsl, which the painter path's fragment
+// shaders use (noise.glsl is not inserted into vertex shaders).
 const float NOISE_FREQ = 3.0;
 
 out vec3 vNormal;   // world space, interpolated (normalized per fragment)

@@ -29,16 +29,17 @@ var ShapeFragment string
 //go:embed glyph.frag.glsl
 var GlyphFragment string
 
-// ObjectVertex is the vertex shader of 3D objects: it places one instance
-// of a unit mesh (cube or sphere) per object, scaled, turned about +y and
-// projected by the camera.
+// ObjectVertex is the vertex shader of 3D objects drawn as meshes (the
+// depth path): it places one instance of a unit mesh (cube or sphere) per
+// object, scaled, turned about +y and projected by the camera.
 //
 //go:embed object.vert.glsl
 var ObjectVertex string
 
-// ObjectFragment lights 3D objects (ambient plus one directional light) and
-// modulates their brightness with a per-object value noise; flat objects get
-// their colour unchanged.
+// ObjectFragment lights 3D objects drawn as meshes (ambient plus one
+// directional light) and modulates their brightness with the value noise
+// of Noise, which package gpu inserts after its #version line; flat
+// objects get their colour unchanged.
 //
 //go:embed object.frag.glsl
 var ObjectFragment string
@@ -53,3 +54,55 @@ var GroundVertex string
 //
 //go:embed ground.frag.glsl
 var GroundFragment string
+
+// Noise is the objects' surface noise: GLSL functions, without a #version
+// line, that package gpu inserts after the #version line of every object
+// fragment shader (ObjectFragment, CubeFragment, SphereFragment), so all
+// of them draw the same pattern.
+//
+//go:embed noise.glsl
+var Noise string
+
+// ImpostorVertex is the vertex shader of 3D objects drawn without a depth
+// buffer (the painter path): one screen-aligned rectangle per object and
+// the object-space eye ray through each pixel. With CUBE #defined (by
+// package gpu) it also works out the cube's visible faces' edges.
+//
+//go:embed impostor.vert.glsl
+var ImpostorVertex string
+
+// CubeFragment shades a cube's rectangle: coverage of each visible face
+// from its edges, lighting and noise.
+//
+//go:embed cube.frag.glsl
+var CubeFragment string
+
+// SphereFragment shades a sphere's rectangle: coverage from the ray's
+// distance to the silhouette, lighting and noise.
+//
+//go:embed sphere.frag.glsl
+var SphereFragment string
+
+// GridLineVertex places one ground grid line's quad per instance (the
+// painter path where lines are far apart).
+//
+//go:embed gridline.vert.glsl
+var GridLineVertex string
+
+// GridLineFragment blends a grid line's anti-aliased band over the ground.
+//
+//go:embed gridline.frag.glsl
+var GridLineFragment string
+
+// GroundViewVertex covers the output with one quad, for GroundViewFragment.
+//
+//go:embed groundview.vert.glsl
+var GroundViewVertex string
+
+// GroundViewFragment draws the ground on the painter path where its lines
+// are not drawn one by one: each pixel's eye ray meets the ground plane,
+// the lines are box-filtered as in GroundFragment, and the ground's edges
+// get analytic coverage.
+//
+//go:embed groundview.frag.glsl
+var GroundViewFragment string

@@ -13,12 +13,33 @@ func TestSources(t *testing.T) {
 		"QuadVertex": QuadVertex, "ShapeFragment": ShapeFragment, "GlyphFragment": GlyphFragment,
 		"ObjectVertex": ObjectVertex, "ObjectFragment": ObjectFragment,
 		"GroundVertex": GroundVertex, "GroundFragment": GroundFragment,
+		"ImpostorVertex": ImpostorVertex, "CubeFragment": CubeFragment, "SphereFragment": SphereFragment,
+		"GridLineVertex": GridLineVertex, "GridLineFragment": GridLineFragment,
+		"GroundViewVertex": GroundViewVertex, "GroundViewFragment": GroundViewFragment,
 	} {
 		if !strings.HasPrefix(src, "#version 330 core\n") {
 			t.Errorf("%s does not start with #version 330 core", name)
 		}
 		if strings.Contains(src, "#define KIND_") {
 			t.Errorf("%s defines a name package gpu injects", name)
+		}
+	}
+}
+
+// Noise is inserted after another source's #version line: it has none of
+// its own, and defines what the object fragment shaders call.
+func TestNoiseSnippet(t *testing.T) {
+	if strings.HasPrefix(Noise, "#version") || strings.Contains(Noise, "\n#version") {
+		t.Error("Noise has a #version line")
+	}
+	for _, name := range []string{"float valueNoise(vec3 p)", "const float NOISE_FREQ"} {
+		if !strings.Contains(Noise, name) {
+			t.Errorf("Noise lacks %s", name)
+		}
+	}
+	for name, src := range map[string]string{"ObjectFragment": ObjectFragment, "CubeFragment": CubeFragment, "SphereFragment": SphereFragment} {
+		if !strings.Contains(src, "valueNoise(") || strings.Contains(src, "float valueNoise(") {
+			t.Errorf("%s should call valueNoise without defining it", name)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func newInfoCmd() *cobra.Command {
 			}
 			defer r.Close()
 			i := r.Info()
-			fmt.Printf("GL_RENDERER %s\nGL_VERSION  %s\nGL_VENDOR   %s\nEGL platform %s (%s)\nMSAA        %d samples max (3D worlds use up to 4)\n", i.Renderer, i.Version, i.Vendor, i.Platform, i.Device, i.MaxSamples)
+			fmt.Printf("GL_RENDERER %s\nGL_VERSION  %s\nGL_VENDOR   %s\nEGL platform %s (%s)\nMSAA        %d samples max (3D worlds on the depth path use up to 4)\n", i.Renderer, i.Version, i.Vendor, i.Platform, i.Device, i.MaxSamples)
 			return nil
 		},
 	}
