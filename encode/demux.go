@@ -260,31 +260,10 @@ func OpenVideoData(data []byte) (*Video, error) {
 // custom AVIOContext with the demuxer forced, so nothing it names is ever
 // opened. Use OpenVideo for this program's own files, in any container.
 func OpenVideoFile(path string) (*Video, error) {
-	f, err := os.Open(path)
+	src, err := openFileSource(path)
 	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
+		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("encode: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("encode: %s is not a regular file", path)
-	}
-	head := make([]byte, 16)
-	n, err := f.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		f.Close()
-		return nil, fmt.Errorf("encode: reading %s: %w", path, err)
-	}
-	c, what := sniff(head[:n])
-	if c == "" {
-		f.Close()
-		return nil, errorf(ErrContainer, "encode: %s is %s, not a video in an accepted container (%s)", path, what, AcceptedContainers)
-	}
-	src := &source{name: path, r: f, size: st.Size(), file: f, c: c}
 	in, err := openSource(src)
 	if err != nil {
 		src.close()
