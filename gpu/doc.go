@@ -20,6 +20,12 @@
 //	TRACEGRID_EGL_PLATFORM=device       only EGL devices
 //	TRACEGRID_EGL_PLATFORM=surfaceless  only EGL_PLATFORM_SURFACELESS_MESA
 //
+// TRACEGRID_EGL_DEVICE=K renders on EGL device K, counted in the driver's
+// enumeration order (EGLDevices, `tracegrid info`), and nowhere else: an
+// index that does not exist is an error listing the devices, never a
+// fallback. It is how a node whose GPUs are not confined to the job picks
+// the job's GPU (docs/cluster.md). Empty is unset.
+//
 // # Threads
 //
 // A GL context is current on one OS thread, so each Renderer runs one

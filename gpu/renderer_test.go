@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -469,6 +470,64 @@ func TestForcedPlatform(t *testing.T) {
 		wantPx(t, img, 3, 3, red, 0, p)
 		if err := r.Close(); err != nil {
 			t.Errorf("%s: Close: %v", p, err)
+		}
+	}
+}
+
+// TestEGLDevice: TRACEGRID_EGL_DEVICE names the device to render on, as
+// EGLDevices counts them; a device that does not exist, an index that is
+// not one, or a device with the surfaceless platform forced is an error
+// that says so, never a quiet fallback to another display.
+func TestEGLDevice(t *testing.T) {
+	renderer(t)
+	devs, err := gpu.EGLDevices()
+	if err != nil {
+		t.Skipf("no EGL device enumeration here: %v", err)
+	}
+	if len(devs) == 0 {
+		t.Skip("no EGL devices")
+	}
+	t.Setenv("TRACEGRID_EGL_PLATFORM", "")
+	last := len(devs) - 1
+	t.Setenv("TRACEGRID_EGL_DEVICE", strconv.Itoa(last))
+	r, err := gpu.NewRenderer()
+	if err != nil {
+		t.Fatalf("device %d (%s): %v", last, devs[last], err)
+	}
+	if i := r.Info(); i.Platform != "device" || i.Device != devs[last] {
+		t.Errorf("device %d: platform %q device %q, want device %q", last, i.Platform, i.Device, devs[last])
+	}
+	img := newImage(8, 8)
+	if err := r.Render(list(8, 8, red), img); err != nil {
+		t.Errorf("Render: %v", err)
+	}
+	wantPx(t, img, 3, 3, red, 0, "named device")
+	if err := r.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	// Empty is unset: the best display, as without the variable.
+	t.Setenv("TRACEGRID_EGL_DEVICE", "")
+	if r, err := gpu.NewRenderer(); err != nil {
+		t.Errorf("TRACEGRID_EGL_DEVICE empty: %v", err)
+	} else {
+		r.Close()
+	}
+	for _, c := range []struct{ device, platform, want string }{
+		{strconv.Itoa(len(devs)), "", "does not exist; the driver lists " + strconv.Itoa(len(devs)) + ": 0: "},
+		{"-1", "", "want an EGL device index"},
+		{"first", "", "want an EGL device index"},
+		{"0", "surfaceless", "forbids devices"},
+	} {
+		t.Setenv("TRACEGRID_EGL_DEVICE", c.device)
+		t.Setenv("TRACEGRID_EGL_PLATFORM", c.platform)
+		r, err := gpu.NewRenderer()
+		if err == nil {
+			r.Close()
+			t.Errorf("TRACEGRID_EGL_DEVICE=%q TRACEGRID_EGL_PLATFORM=%q: no error", c.device, c.platform)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "TRACEGRID_EGL_DEVICE") {
+			t.Errorf("TRACEGRID_EGL_DEVICE=%q: err = %v, want %q", c.device, err, c.want)
 		}
 	}
 }

@@ -13,12 +13,21 @@ import (
 func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
-		Short: "Print the tool version, the GL renderer EGL picks, and the encoders available",
+		Short: "Print the tool version, the encoders available, the EGL devices (as TRACEGRID_EGL_DEVICE counts them) and the GL renderer EGL picks",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Println("tracegrid", pipeline.ToolVersion())
 			for _, c := range []string{"libx264", "libx265", "h264_nvenc", "hevc_nvenc", "libsvtav1"} {
 				fmt.Printf("encoder %-11s available=%v\n", c, encode.Available(c))
+			}
+			// The devices TRACEGRID_EGL_DEVICE counts, listed before the
+			// renderer is made so that a wrong index can be corrected.
+			if devs, err := gpu.EGLDevices(); err != nil {
+				fmt.Printf("EGL devices: %v\n", err)
+			} else {
+				for i, d := range devs {
+					fmt.Printf("EGL device %d: %s\n", i, d)
+				}
 			}
 			r, err := gpu.NewRenderer()
 			if err != nil {

@@ -69,6 +69,72 @@ func New(platform string) (*Context, error) {
 		" (without a GPU driver, Mesa's libegl-mesa0 and libgl1-mesa-dri provide llvmpipe)")
 }
 
+// Devices describes the EGL devices in the driver's enumeration order
+// (eglQueryDevicesEXT), the order NewDevice's index counts in: for each its
+// renderer name and DRM node where the driver tells them, then its
+// extensions (EGL_NV_device_cuda: an NVIDIA GPU; EGL_MESA_device_software:
+// llvmpipe).
+func Devices() ([]string, error) {
+	devs, err := queryDevices()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(devs))
+	for i, dev := range devs {
+		exts, _ := eglQueryDeviceString(dev, _EGL_EXTENSIONS)
+		out[i] = describeDevice(dev, exts)
+	}
+	return out, nil
+}
+
+// NewDevice creates the context on EGL device index (counted as Devices
+// lists them) and nowhere else: no other device and no other platform is
+// tried, so a job that names its GPU never lands on another one. The error
+// names the devices there are when index is out of range.
+func NewDevice(index int) (*Context, error) {
+	devs, err := queryDevices()
+	if err != nil {
+		return nil, err
+	}
+	if index < 0 || index >= len(devs) {
+		list := make([]string, len(devs))
+		for i, dev := range devs {
+			exts, _ := eglQueryDeviceString(dev, _EGL_EXTENSIONS)
+			list[i] = fmt.Sprintf("%d: %s", i, describeDevice(dev, exts))
+		}
+		return nil, fmt.Errorf("EGL device %d does not exist; the driver lists %d: %s", index, len(devs), strings.Join(list, "; "))
+	}
+	dev := devs[index]
+	exts, _ := eglQueryDeviceString(dev, _EGL_EXTENSIONS)
+	c := displayCandidate{
+		platform: PlatformDevice,
+		device:   describeDevice(dev, exts),
+		get:      func() _EGLDisplay { return eglGetPlatformDisplay(_EGL_PLATFORM_DEVICE_EXT, unsafe.Pointer(dev)) },
+		getName:  fmt.Sprintf("eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, device %d)", index),
+	}
+	ctx, err := tryDisplay(c)
+	if err != nil {
+		return nil, fmt.Errorf("EGL device %d (%s): %w", index, c.device, err)
+	}
+	return ctx, nil
+}
+
+// queryDevices lists the EGL devices, or says why it cannot.
+func queryDevices() ([]_EGLDevice, error) {
+	client := eglQueryString(0, _EGL_EXTENSIONS) // EGL_NO_DISPLAY: client extensions
+	switch {
+	case !hasExtension(client, "EGL_EXT_platform_device"):
+		return nil, errors.New("EGL devices: EGL_EXT_platform_device not supported")
+	case !hasExtension(client, "EGL_EXT_device_enumeration") && !hasExtension(client, "EGL_EXT_device_base"):
+		return nil, errors.New("EGL devices: EGL_EXT_device_enumeration not supported")
+	}
+	devs, ok := eglQueryDevices(16)
+	if !ok {
+		return nil, eglErrorf("eglQueryDevicesEXT")
+	}
+	return devs, nil
+}
+
 // MakeCurrent binds c to the calling thread, with no surface: all drawing
 // goes to framebuffer objects.
 func (c *Context) MakeCurrent() error {

@@ -150,3 +150,46 @@ func TestForcedPlatforms(t *testing.T) {
 		})
 	}
 }
+
+// TestNewDevice: NewDevice opens exactly the device it is given, counted
+// as Devices lists them, and names the devices there are when the index
+// is out of range.
+func TestNewDevice(t *testing.T) {
+	probe(t)
+	devs, err := Devices()
+	if err != nil {
+		t.Skipf("no EGL device enumeration here: %v", err)
+	}
+	if len(devs) == 0 {
+		t.Skip("no EGL devices")
+	}
+	onThread(func() {
+		for i, want := range devs {
+			c, err := NewDevice(i)
+			if err != nil {
+				t.Errorf("NewDevice(%d) (%s): %v", i, want, err)
+				continue
+			}
+			if p, d := c.Info(); p != PlatformDevice || d != want {
+				t.Errorf("NewDevice(%d): platform %q device %q, want %q %q", i, p, d, PlatformDevice, want)
+			}
+			if err := c.MakeCurrent(); err != nil {
+				t.Errorf("NewDevice(%d): MakeCurrent: %v", i, err)
+			}
+			if err := c.Release(); err != nil {
+				t.Errorf("NewDevice(%d): Release: %v", i, err)
+			}
+		}
+		for _, i := range []int{len(devs), -1} {
+			c, err := NewDevice(i)
+			if err == nil {
+				c.Release()
+				t.Errorf("NewDevice(%d) succeeded with %d devices", i, len(devs))
+				continue
+			}
+			if !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "0: "+devs[0]) {
+				t.Errorf("NewDevice(%d): err = %v, want it to list the devices", i, err)
+			}
+		}
+	})
+}
