@@ -459,15 +459,6 @@ func appendManifest(f *os.File, e Entry) error {
 	return f.Sync()
 }
 
-// WriteFileAtomic is fsutil.WriteFileAtomic: temporary file, fsync,
-// rename, directory fsync. It stays until eval/frames, eval/variants and
-// cmd/tracegrid-preview call fsutil.
-//
-// Deprecated: use internal/fsutil.WriteFileAtomic.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	return fsutil.WriteFileAtomic(path, write)
-}
-
 // ErrNoClip is returned by LoadClip for an id the manifest does not list.
 var ErrNoClip = errors.New("clip not in manifest")
 

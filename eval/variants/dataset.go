@@ -15,7 +15,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/eval/study"
-	"github.com/tracegrid/tracegrid/pipeline"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 )
 
 // DefaultPrompt is the prompt of dataset.jsonl without DatasetOptions.Prompts.
@@ -179,7 +179,7 @@ func writeDataset(opt Options, jobs []*clipJob) (int, error) {
 			}
 		}
 	}
-	err := pipeline.WriteFileAtomic(filepath.Join(opt.Out, DatasetName), func(w io.Writer) error {
+	err := fsutil.WriteFileAtomic(filepath.Join(opt.Out, DatasetName), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, r := range rows {
@@ -243,7 +243,7 @@ func writeTraceCopy(out string, j *clipJob) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	if err := pipeline.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(j.trace); return err }); err != nil {
+	if err := fsutil.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(j.trace); return err }); err != nil {
 		return "", fmt.Errorf("%w: writing %s: %w", ErrOutput, path, err)
 	}
 	return rel, nil

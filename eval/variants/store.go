@@ -15,8 +15,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
@@ -134,7 +134,7 @@ func appendRecord(f *os.File, r Record) error {
 
 // writeRecords atomically replaces variants.jsonl.
 func writeRecords(path string, recs []Record) error {
-	return pipeline.WriteFileAtomic(path, func(w io.Writer) error {
+	return fsutil.WriteFileAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		for _, r := range recs {
 			if err := enc.Encode(r); err != nil {
@@ -174,18 +174,8 @@ func verify(out string, rec, want Record) string {
 	return ""
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// fileSHA256 is the hex SHA-256 of a file's bytes.
+func fileSHA256(path string) (string, error) { return fsutil.FileSHA256(path) }
 
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
@@ -195,19 +185,15 @@ func sha(b []byte) string {
 // lockDir takes an exclusive lock on the output directory so two runs
 // never write the same variants.
 func lockDir(dir string) (unlock func(), err error) {
-	path := filepath.Join(dir, ".variants.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
+	l, err := fsutil.TryLock(filepath.Join(dir, ".variants.lock"))
+	var le *fsutil.LockError
+	switch {
+	case errors.As(err, &le):
+		return nil, fmt.Errorf("%w: output directory %s is in use by another tracegrid variants run: %w", ErrOutput, dir, le.Err)
+	case err != nil:
 		return nil, fmt.Errorf("%w: output directory %s is not writable: %w", ErrOutput, dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%w: output directory %s is in use by another tracegrid variants run: %w", ErrOutput, dir, err)
-	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return func() { _ = l.Unlock() }, nil
 }
 
 // tempName matches the temporary files and directories of a run: the
