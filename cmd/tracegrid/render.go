@@ -56,7 +56,7 @@ shards are done, tracegrid merge --render DIR writes DIR/manifest.jsonl.`,
 			}
 			log.Info("render", "grid", spec.Grid, "clips", len(plan), "out", out, "size", fmt.Sprintf("%dx%d", spec.Width, spec.Height), "fps", spec.FPS, "encoder", spec.Encoder.Codec, "preset", spec.Encoder.Preset, "crf", spec.Encoder.CRF, "lossless", spec.Encoder.Lossless)
 			sum, err := pipeline.Render(cmd.Context(), spec, pipeline.Options{
-				Out: out, Workers: workers, Log: log, Progress: progress(len(plan), log), Shard: sh,
+				Out: out, Workers: workers, Log: log, Progress: progress("clips", log), Shard: sh,
 			})
 			if sum.GL.Renderer != "" {
 				log.Info("GL", "renderer", sum.GL.Renderer, "version", sum.GL.Version, "platform", sum.GL.Platform)
@@ -84,16 +84,17 @@ shards are done, tracegrid merge --render DIR writes DIR/manifest.jsonl.`,
 	return cmd
 }
 
-// progress shows a bar on a terminal and a log line every tenth otherwise.
-// The bar's total is the one Render reports (a shard's part of the plan).
-func progress(_ int, log *slog.Logger) func(done, total int) {
+// progress shows a bar of units (clips, variants) on a terminal and a log
+// line every tenth otherwise. The total is the one the caller reports (for
+// a shard, its part of the plan).
+func progress(unit string, log *slog.Logger) func(done, total int) {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		var bar *progressbar.ProgressBar
 		return func(done, total int) {
 			if bar == nil {
 				bar = progressbar.NewOptions(total,
 					progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription("clips"),
+					progressbar.OptionSetDescription(unit),
 					progressbar.OptionShowCount(),
 					progressbar.OptionSetPredictTime(true),
 					progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
@@ -106,7 +107,7 @@ func progress(_ int, log *slog.Logger) func(done, total int) {
 	return func(done, total int) {
 		if step := done * 10 / max(total, 1); step != last {
 			last = step
-			log.Info("progress", "clips", fmt.Sprintf("%d/%d", done, total))
+			log.Info("progress", unit, fmt.Sprintf("%d/%d", done, total))
 		}
 	}
 }

@@ -35,7 +35,7 @@ Rerunning resumes: finished clips and trials are kept.`,
 			}
 			log := logger(verbose)
 			res, err := job.Run(cmd.Context(), job.Options{Spec: spec, Out: out, Study: job.BuiltinStudy(), Log: log,
-				RenderProgress: progress(spec.ClipCount(), log), EvalProgress: evalProgress(log)})
+				RenderProgress: progress("clips", log), EvalProgress: evalProgress(log)})
 			if err != nil {
 				return err
 			}

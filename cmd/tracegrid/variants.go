@@ -3,11 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/tracegrid/tracegrid/encode"
@@ -106,7 +103,7 @@ Policies: ` + sampling.Policies,
 			defer r.Close()
 			info := r.Info()
 			log.Debug("GL", "renderer", info.Renderer, "platform", info.Platform)
-			bar := variantsProgress(log)
+			bar := progress("variants", log) // over clip × policy
 			sum, err := variants.Run(cmd.Context(), variants.Options{
 				Manifest: manifest, Policies: pols, Out: out, As: as, Format: imgFormat, Quality: quality,
 				Width: w, Height: h, Clips: splitList(clips), Workers: workers, Dataset: ds, Renderer: r,
@@ -159,31 +156,4 @@ func splitList(items []string) []string {
 		}
 	}
 	return out
-}
-
-// variantsProgress shows a bar over clip × policy on a terminal and a log
-// line every tenth otherwise.
-func variantsProgress(log *slog.Logger) func(done, total int) {
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		var bar *progressbar.ProgressBar
-		return func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total,
-					progressbar.OptionSetWriter(os.Stderr),
-					progressbar.OptionSetDescription("variants"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true),
-					progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
-				)
-			}
-			_ = bar.Set(done)
-		}
-	}
-	last := -1
-	return func(done, total int) {
-		if step := done * 10 / max(total, 1); step != last {
-			last = step
-			log.Info("progress", "variants", fmt.Sprintf("%d/%d", done, total))
-		}
-	}
 }

@@ -714,7 +714,7 @@ func numeric(s string) bool {
 	return s == "" || s[0] >= '0' && s[0] <= '9'
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"numeric": numeric}).Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"numeric": numeric}).Parse(`{{define "head"}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -725,7 +725,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 </head>
 <body>
 <main>
-<h1>{{.Title}}</h1>
+{{end}}{{template "head" .}}<h1>{{.Title}}</h1>
 {{range .Meta}}<p class="meta">{{.}}</p>
 {{end}}
 <nav>{{range .Models}}<a href="#{{.Anchor}}">{{.Name}}</a>{{end}}{{if .CVB}}<a href="#cvb">CountVideoBench (objects)</a>{{end}}{{if .Natural}}<a href="#natural">Natural videos</a>{{end}}<a href="#cross">Cross-model and paper</a><a href="#cases">Cases</a><a href="#notes">Definitions</a></nav>
@@ -864,18 +864,7 @@ pre.reply del { color: #999; }
 `
 
 // casesTemplate is cases.html: the Cases section's cards.
-var casesTemplate = template.Must(template.Must(pageTemplate.Clone()).New("cases").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-` + pageCSS + `</style>
-</head>
-<body>
-<main>
-<h1 id="cases">{{.Title}}</h1>
+var casesTemplate = template.Must(template.Must(pageTemplate.Clone()).New("cases").Parse(`{{template "head" .}}<h1 id="cases">{{.Title}}</h1>
 <p class="meta"><a href="index.html">← the report</a> · definitions of the classes: <a href="index.html#notes">Definitions</a></p>
 <p class="note">Example trials of every outcome class (low-frequency-trap Appendix F), up to three per model × condition, chosen deterministically (ordered by a hash of clip and repetition). Each card shows exactly the frames the model was shown (true events outlined in red), the final reply with its parsed events marked (struck through: lines kept but not counted as events) and the alignment.</p>
 {{range .Cases}}<h2>{{.Title}}</h2>
