@@ -237,11 +237,28 @@ func TestEvalShardsCLI(t *testing.T) {
 	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "2/2", "--db", explicit); code != 0 || !strings.Contains(out, "db="+explicit) {
 		t.Errorf("--shard 2/2 --db: exit %d: %s", code, out)
 	}
+	// A split into another number of shards beside the 2-way split's
+	// databases cannot see their trials: it is refused, and sends nothing.
+	sent := fm.Requests()
+	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "1/3"); code != 2 ||
+		!strings.Contains(out, "shard databases of another split are there") || !strings.Contains(out, "r.1-of-2.db") {
+		t.Errorf("--shard 1/3 beside a 2-way split: exit %d: %s", code, out)
+	}
+	// So is a --db named like a shard database, as the job files pass it.
+	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "1/3", "--db", filepath.Join(dir, "r.1-of-3.db")); code != 2 ||
+		!strings.Contains(out, "shard databases of another split are there") {
+		t.Errorf("--shard 1/3 --db r.1-of-3.db beside a 2-way split: exit %d: %s", code, out)
+	}
+	if fm.Requests() != sent {
+		t.Errorf("the refused split sent %d requests", fm.Requests()-sent)
+	}
 	// More shards than clips: the empty shard still makes its database.
-	if out, code := runEnv(t, nil, "eval", "--config", study, "--shard", "3/3"); code != 0 || !strings.Contains(out, "this shard has no clips") {
+	dir3 := t.TempDir()
+	study3 := studyFile(t, manifest, fm.URL(), filepath.Join(dir3, "r.db"), 1, 1, "max_usd: 10\n")
+	if out, code := runEnv(t, nil, "eval", "--config", study3, "--shard", "3/3"); code != 0 || !strings.Contains(out, "this shard has no clips") {
 		t.Errorf("--shard 3/3 of 2 clips: exit %d: %s", code, out)
 	}
-	if rows, _ := exportRows(t, filepath.Join(dir, "r.3-of-3.db")); rows != 0 {
+	if rows, _ := exportRows(t, filepath.Join(dir3, "r.3-of-3.db")); rows != 0 {
 		t.Errorf("the empty shard's database holds %d trials", rows)
 	}
 }

@@ -100,6 +100,17 @@ func shardStudy(cmd *cobra.Command, st *study.Study, set *prompts.Set, log *slog
 	if !cmd.Flags().Changed("db") {
 		st.DB = results.ShardDB(st.DB, s)
 	}
+	// Another split's shard databases beside this one hold trials it
+	// cannot see: running it would pay for them again. (A --db named
+	// like a shard database, as the job files pass, is checked too.)
+	other, err := results.OtherShardings(st.DB)
+	if err != nil {
+		return false, err
+	}
+	if len(other) > 0 {
+		return false, usageError{fmt.Errorf("shard databases of another split are there (%s): a %d-way split cannot see their trials and would send them again; "+
+			"run with the number of shards they were made with, or move them aside", strings.Join(other, ", "), s.Count)}
+	}
 	if st.MaxUSD > 0 {
 		share := 1 / float64(s.Count)
 		if total > 0 {

@@ -43,6 +43,51 @@ func ShardDB(path string, s shard.Shard) string {
 	return dir + strings.TrimSuffix(base, ext) + "." + s.Dir() + ext
 }
 
+// OtherShardings lists, beside shardDB (a shard database, named as ShardDB
+// names them), the shard databases of the same database that belong to a
+// split into another number of shards. Their trials are invisible to
+// shardDB, so evaluating its shard would send those trials again: the
+// caller refuses. A path that is not a shard database has none.
+func OtherShardings(shardDB string) ([]string, error) {
+	s, name, ok := shardName(shardDB)
+	if !ok {
+		return nil, nil
+	}
+	dir, base := filepath.Split(shardDB)
+	parts := strings.Split(base, ".")
+	for i := range parts {
+		if parts[i] == s.Dir() {
+			parts[i] = "*-of-*"
+		} else {
+			parts[i] = globEscape(parts[i])
+		}
+	}
+	matches, err := filepath.Glob(globEscape(dir) + strings.Join(parts, "."))
+	if err != nil {
+		return nil, err
+	}
+	var other []string
+	for _, m := range matches {
+		if ms, mname, ok := shardName(m); ok && mname == name && ms.Count != s.Count {
+			other = append(other, m)
+		}
+	}
+	sort.Strings(other)
+	return other, nil
+}
+
+// globEscape quotes the characters filepath.Glob gives a meaning.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // shardName reads the shard from a file name made by ShardDB (the last
 // dot-separated part that is I-of-N) and returns the name with that part
 // as "*", so that shards of one database share it.

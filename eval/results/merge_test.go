@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,49 @@ func TestShardDB(t *testing.T) {
 		if got := results.ShardDB(tc.path, tc.s); got != tc.want {
 			t.Errorf("ShardDB(%q, %v) = %q, want %q", tc.path, tc.s, got, tc.want)
 		}
+	}
+}
+
+func TestOtherShardings(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"r.1-of-2.db", "r.2-of-2.db", "r.1-of-3.db", "r.db", "other.1-of-2.db", "r.x.1-of-2.db", "r.1-of-2.sqlite", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		s    shard.Shard
+		want []string
+	}{
+		{shard.Shard{Index: 1, Count: 2}, []string{"r.1-of-3.db"}},
+		{shard.Shard{Index: 2, Count: 3}, []string{"r.1-of-2.db", "r.2-of-2.db"}},
+		{shard.Shard{Index: 1, Count: 4}, []string{"r.1-of-2.db", "r.1-of-3.db", "r.2-of-2.db"}},
+	} {
+		got, err := results.OtherShardings(results.ShardDB(filepath.Join(dir, "r.db"), tc.s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			got[i] = filepath.Base(got[i])
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("OtherShardings(r.db, %v) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+	// Characters a glob reads are taken as they are.
+	odd := filepath.Join(dir, "a[1]")
+	if err := os.MkdirAll(odd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(odd, "r*.1-of-2.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := results.OtherShardings(filepath.Join(odd, "r*.1-of-3.db")); err != nil || len(got) != 1 {
+		t.Errorf("odd names: %v, %v", got, err)
+	}
+	// Not a shard database: nothing to compare with.
+	if got, err := results.OtherShardings(filepath.Join(dir, "r.db")); err != nil || got != nil {
+		t.Errorf("OtherShardings(r.db) = %v, %v", got, err)
 	}
 }
 
