@@ -62,7 +62,7 @@ FROM debian:bookworm AS build
 # and the Makefile's agree.
 ARG BUILD_PACKAGES="gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
     libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-    libavfilter-dev libavdevice-dev libjpeg-dev"
+    libavfilter-dev libavdevice-dev libyuv-dev"
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates make $BUILD_PACKAGES \
@@ -92,13 +92,14 @@ RUN --mount=type=cache,target=/root/go/pkg/mod \
 # --- runtime ---------------------------------------------------------------------
 FROM debian:bookworm AS runtime
 # The libraries bin/tracegrid links (ldd: libEGL, libavcodec/-format/-util/
-# -filter/-device, libswscale, libswresample, libjpeg) and, for hosts without a GPU,
+# -filter/-device, libswscale, libswresample, libyuv; libjpeg, which libyuv
+# and libavdevice load) and, for hosts without a GPU,
 # Mesa's EGL driver with llvmpipe (libgl1-mesa-dri is only a Recommends of
 # libegl-mesa0, so it is named). ca-certificates: eval talks HTTPS to model
 # APIs. No ffmpeg: only the benchmark uses the CLI.
 ARG RUNTIME_PACKAGES="ca-certificates libegl1 libegl-mesa0 libgl1-mesa-dri \
     libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 \
-    libavfilter8 libavdevice59 libjpeg62-turbo"
+    libavfilter8 libavdevice59 libyuv0 libjpeg62-turbo"
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $RUNTIME_PACKAGES \
  && rm -rf /var/lib/apt/lists/*

@@ -13,12 +13,13 @@ PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libx
 
 # Build and run: GL through EGL (Mesa's llvmpipe where there is no GPU
 # driver; libgl1-mesa-dri is only a Recommends, so it is named), libav and
-# the ffmpeg CLI (benchmark reference). Tests also need chromium (the report
+# the ffmpeg CLI (benchmark reference), libyuv (the encoder's RGBA→yuv420p
+# conversion, encode/libyuv_cgo.go). Tests also need chromium (the report
 # screenshot) and Node with npm (the official OpenAI client talks to
 # `tracegrid serve`).
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev ffmpeg chromium $(PREVIEW_PACKAGES) $(CLUSTER_PACKAGES)
+	libavfilter-dev libavdevice-dev libyuv-dev ffmpeg chromium $(PREVIEW_PACKAGES) $(CLUSTER_PACKAGES)
 # Node is taken as found when `npm` is on PATH (machines often carry a
 # NodeSource build whose nodejs conflicts with Debian's npm package);
 # otherwise Debian's nodejs and npm are installed.

@@ -20,9 +20,8 @@ func benchFrame(i int) Image {
 	return packed
 }
 
-func benchConvert(b *testing.B, flags int) {
-	img := benchFrame(0)
-	c, err := newConverter(img.Width, img.Height, flags)
+// benchConvert measures c converting img into a yuv420p frame.
+func benchConvert(b *testing.B, img Image, c *converter, err error) {
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,11 +45,33 @@ func benchConvert(b *testing.B, flags int) {
 }
 
 // BenchmarkConvertRGBA854x480 measures the RGBA→yuv420p conversion that
-// WriteRGBA does (convertFlags), straight from Go memory.
-func BenchmarkConvertRGBA854x480(b *testing.B) { benchConvert(b, convertFlags) }
+// WriteRGBA does (libyuv), straight from Go memory.
+func BenchmarkConvertRGBA854x480(b *testing.B) {
+	img := benchFrame(0)
+	c, err := newConverter(img.Width, img.Height)
+	benchConvert(b, img, c, err)
+}
 
-// BenchmarkConvertFlags compares swscale flag sets for the same conversion;
-// it is how convertFlags was chosen.
+// BenchmarkConvert1920x1080 compares Writer's converter (libyuv) with
+// libswscale's fastest same-size one (SWS_POINT) on a 1920×1080 frame of
+// noise: how the libyuv path was chosen (libyuv_cgo.go).
+func BenchmarkConvert1920x1080(b *testing.B) {
+	img := Image{Width: 1920, Height: 1080, Stride: 4 * 1920, Pix: make([]byte, 4*1920*1080)}
+	for i := range img.Pix {
+		img.Pix[i] = byte(i*7919>>3 + i/4096)
+	}
+	b.Run("libyuv", func(b *testing.B) {
+		c, err := newConverter(img.Width, img.Height)
+		benchConvert(b, img, c, err)
+	})
+	b.Run("swscale_point", func(b *testing.B) {
+		c, err := newConverterTo(img.Width, img.Height, astiav.PixelFormatYuv420P, false, swsPoint)
+		benchConvert(b, img, c, err)
+	})
+}
+
+// BenchmarkConvertFlags compares swscale flag sets for the same conversion
+// (limited range); it is how convertFlags was chosen.
 func BenchmarkConvertFlags(b *testing.B) {
 	for _, fl := range []struct {
 		name  string
@@ -62,7 +83,11 @@ func BenchmarkConvertFlags(b *testing.B) {
 		{"area", swsArea},
 		{"fast_bilinear+accurate_rnd", swsFastBilinear | swsAccurateRnd},
 	} {
-		b.Run(fl.name, func(b *testing.B) { benchConvert(b, fl.flags) })
+		b.Run(fl.name, func(b *testing.B) {
+			img := benchFrame(0)
+			c, err := newConverterTo(img.Width, img.Height, astiav.PixelFormatYuv420P, false, fl.flags)
+			benchConvert(b, img, c, err)
+		})
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 
 // TestConvertReadsNoFurther checks that the RGBA→yuv420p conversion reads
 // no byte outside the image: WriteRGBA hands the caller's slice straight to
-// libswscale, whose SIMD input stages work in blocks of pixels. The image
+// libyuv, whose SIMD rows work in blocks of pixels. The image
 // is placed right after, then right before, an inaccessible page; a stray
 // read faults.
 func TestConvertReadsNoFurther(t *testing.T) {
 	page := syscall.Getpagesize()
-	for _, sz := range [][2]int{{854, 480}, {64, 48}, {6, 2}, {2, 2}, {1922, 1082}} {
+	for _, sz := range [][2]int{{854, 480}, {64, 48}, {6, 2}, {2, 2}, {1922, 1082}, {37, 21}, {1, 1}} {
 		w, h := sz[0], sz[1]
 		n := 4 * w * h
 		span := (n + page - 1) / page * page
@@ -30,7 +30,7 @@ func TestConvertReadsNoFurther(t *testing.T) {
 		if err := syscall.Mprotect(mem[page+span:], syscall.PROT_NONE); err != nil {
 			t.Fatal(err)
 		}
-		c, err := newConverter(w, h, convertFlags)
+		c, err := newConverter(w, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +58,9 @@ func TestConvertReadsNoFurther(t *testing.T) {
 	}
 }
 
-// TestConvertSlicesMatch: converting in two slices (the last rows from a
-// copy) gives the same frame as one sws_scale call over the whole image.
+// TestConvertSlicesMatch: libswscale's conversion in two slices (the last
+// rows from a copy) gives the same frame as one sws_scale call over the
+// whole image.
 func TestConvertSlicesMatch(t *testing.T) {
 	for _, sz := range [][2]int{{854, 480}, {64, 48}, {6, 2}, {10, 6}} {
 		s := scene{sz[0], sz[1]}
@@ -71,7 +72,7 @@ func TestConvertSlicesMatch(t *testing.T) {
 				img.Pix[i] ^= byte(i * 7919 >> 3)
 			}
 		}
-		c, err := newConverter(s.w, s.h, convertFlags)
+		c, err := newConverterTo(s.w, s.h, astiav.PixelFormatYuv420P, false, convertFlags)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,13 @@
 // Package encode turns RGBA frames into H.264 MP4 clips and reads videos
 // back; it is the only package of the project that touches libav (through
-// go-astiav v0.16.0, FFmpeg 5.1).
+// go-astiav v0.16.0, FFmpeg 5.1) or libyuv.
 //
 // Images: Image is rgba.Image, the frame type gpu.Image names too, so a
 // rendered frame is encoded as it is.
 //
 // Colour: RGBA is converted to yuv420p with the BT.601 matrix in limited
-// ("tv") range, and the stream is tagged smpte170m for matrix, primaries and
+// ("tv") range (libyuv for Writer, libyuv_cgo.go: chroma the mean of each
+// 2×2 block; libswscale for ImageEncoder), and the stream is tagged smpte170m for matrix, primaries and
 // transfer with range tv, so that players decode it with the same matrix;
 // decoding converts back with the matrix and range the stream is tagged
 // with (BT.601 limited when untagged).

@@ -1,7 +1,7 @@
 package encode
 
-// This is the package's only cgo file: thin wrappers over what go-astiav
-// v0.16.0 does not expose (sws_scale on caller memory, colour details,
+// This is the package's libav cgo file (libyuv_cgo.go is the only other):
+// thin wrappers over what go-astiav v0.16.0 does not expose (sws_scale on caller memory, colour details,
 // av_frame_make_writable, three AVFrame fields, a log hook). Functions return
 // C status codes or NULL; Go errors are built one layer up.
 

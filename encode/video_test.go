@@ -305,7 +305,10 @@ func TestVideoColours(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if vsDecodeAll > 2 {
+		// Both are within 3 of the truth; their yuv420p→RGB paths round
+		// differently (a table-based one, an exact one): up to 3 apart on
+		// Writer's libyuv chroma, 2 on libswscale's.
+		if vsDecodeAll > 3 {
 			t.Errorf("%dx%d: FrameAt differs from DecodeAll by %d", s.w, s.h, vsDecodeAll)
 		}
 		t.Logf("%dx%d: largest colour error %d, largest difference from DecodeAll %d", s.w, s.h, worst, vsDecodeAll)
@@ -511,7 +514,7 @@ func BenchmarkFrameAtConvert(b *testing.B) {
 	if err := f.AllocBuffer(0); err != nil {
 		b.Fatal(err)
 	}
-	c, err := newConverter(854, 480, convertFlags)
+	c, err := newConverter(854, 480)
 	if err != nil {
 		b.Fatal(err)
 	}

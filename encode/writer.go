@@ -30,25 +30,28 @@ func checkImage(img Image, w, h int) error {
 	return nil
 }
 
-// convertFlags are the swscale flags of the RGBA→yuv420p converter. For a
-// same-size conversion only chroma subsampling depends on them: the RGB
-// input stage averages horizontal pixel pairs in every case; vertically
-// SWS_POINT takes the lower row of each pair (and computes chroma for half
-// the rows only), SWS_FAST_BILINEAR and SWS_AREA average the pair (a 2×2
-// box), SWS_BILINEAR applies a wider tent that bleeds chroma one sample
-// across edges. All give exact colours on flat areas. Measured at 854x480
-// on this machine kind (BenchmarkConvertFlags): point 0.65–0.67 ms, the
-// others 1.05–1.10 ms; point is used. Its cost: where a colour edge falls
-// between the two rows of a pair, both take the lower row's chroma (a thin
-// horizontal coloured line on an even row loses its tint, keeping its luma).
+// convertFlags are the swscale flags of ImageEncoder's RGBA→yuv420p
+// converter (Writer's uses libyuv, see newConverter). For a same-size
+// conversion only chroma subsampling depends on them: the RGB input stage
+// averages horizontal pixel pairs in every case; vertically SWS_POINT takes
+// the lower row of each pair (and computes chroma for half the rows only),
+// SWS_FAST_BILINEAR and SWS_AREA average the pair (a 2×2 box), SWS_BILINEAR
+// applies a wider tent that bleeds chroma one sample across edges. All give
+// exact colours on flat areas. Measured at 854x480 on this machine kind
+// (BenchmarkConvertFlags): point 0.65–0.67 ms, the others 1.05–1.10 ms;
+// point is used. Its cost: where a colour edge falls between the two rows
+// of a pair, both take the lower row's chroma (a thin horizontal coloured
+// line on an even row loses its tint, keeping its luma).
 const convertFlags = swsPoint
 
 // converter converts RGBA images of one size into an AVFrame of the same
-// size (yuv420p for Writer, full-range yuv420p or RGB for ImageEncoder).
+// size: libyuv for Writer's yuv420p, libswscale for ImageEncoder's
+// full-range yuv420p and RGB formats.
 type converter struct {
-	sws  *swsContext
-	w, h int
-	dst  string // the frame's pixel format, for messages
+	libyuv bool        // libyuv's RGBA→yuv420p; sws and tail unused
+	sws    *swsContext // otherwise
+	w, h   int
+	dst    string // the frame's pixel format, for messages
 	// tailN is how many last rows are converted from tail: tailRows, or
 	// one more when the height is odd and the format halves it, so that
 	// the first slice ends on a chroma row pair.
@@ -64,13 +67,20 @@ type converter struct {
 
 const tailRows, tailSlack = 2, 256
 
-// newConverter makes Writer's RGBA→yuv420p (BT.601, limited range) converter.
-func newConverter(w, h, flags int) (*converter, error) {
-	return newConverterTo(w, h, astiav.PixelFormatYuv420P, false, flags)
+// newConverter makes Writer's RGBA→yuv420p converter (BT.601, limited
+// range; chroma the mean of each 2×2 block) on libyuv: a twelfth of
+// libswscale's time at 1920×1080 (libyuv_cgo.go), and its chroma is the
+// 2×2 box SWS_POINT's is not.
+func newConverter(w, h int) (*converter, error) {
+	if w <= 0 || h <= 0 {
+		return nil, fmt.Errorf("encode: no RGBA→yuv420p converter for %dx%d", w, h)
+	}
+	return &converter{libyuv: true, w: w, h: h, dst: astiav.PixelFormatYuv420P.Name()}, nil
 }
 
-// newConverterTo makes an RGBA→dst converter for w×h images; full selects
-// full-range YUV (BT.601 matrix either way; ignored for RGB formats).
+// newConverterTo makes a libswscale RGBA→dst converter for w×h images; full
+// selects full-range YUV (BT.601 matrix either way; ignored for RGB
+// formats).
 func newConverterTo(w, h int, dst astiav.PixelFormat, full bool, flags int) (*converter, error) {
 	if w%2 != 0 && dst == astiav.PixelFormatYuv420P {
 		// libswscale's RGB input stage averages pixel pairs for
@@ -104,6 +114,12 @@ func (c *converter) convert(img Image, frame *astiav.Frame) error {
 	}
 	if err := errCode(frameMakeWritable(frame.UnsafePointer())); err != nil {
 		return fmt.Errorf("making frame writable: %w", err)
+	}
+	if c.libyuv {
+		if ret := rgbaToI420(img, frame.UnsafePointer()); ret != 0 {
+			return fmt.Errorf("converting RGBA to %s: failed (%d): the frame must be %dx%d %s", c.dst, ret, c.w, c.h, c.dst)
+		}
+		return nil
 	}
 	// Two slices, top to bottom (libswscale keeps the rows it still needs
 	// between calls; the output equals a one-call conversion, see
@@ -274,7 +290,7 @@ func (w *Writer) open(codec *astiav.Codec, opts []option) error {
 	if w.pkt = astiav.AllocPacket(); w.pkt == nil {
 		return errors.New("encode: allocating packet failed")
 	}
-	if w.conv, err = newConverter(o.Width, o.Height, convertFlags); err != nil {
+	if w.conv, err = newConverter(o.Width, o.Height); err != nil {
 		return err
 	}
 
