@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,6 +252,37 @@ func TestEvalShardsCLI(t *testing.T) {
 	}
 	if fm.Requests() != sent {
 		t.Errorf("the refused split sent %d requests", fm.Requests()-sent)
+	}
+	// After a merge into the study's own database and without the 2-way
+	// split's files, a 3-way split starts from the merged trials: it sends
+	// nothing for them, and merging it back changes nothing.
+	if msg, err, code := inProcess(t, newMergeCmd(), "--db", filepath.Join(dir, "r.db"), filepath.Join(dir, "r.1-of-2.db"), filepath.Join(dir, "r.2-of-2.db")); code != 0 {
+		t.Fatalf("merge into r.db: exit %d, %v: %s", code, err, msg)
+	}
+	for _, n := range []string{"r.1-of-2.db", "r.2-of-2.db"} {
+		if err := os.Remove(filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seeded := 0
+	for i := 1; i <= 3; i++ {
+		out, code := runEnv(t, nil, "eval", "--config", study, "--shard", fmt.Sprintf("%d/3", i))
+		if code != 0 {
+			t.Fatalf("--shard %d/3 after the merge: exit %d: %s", i, code, out)
+		}
+		if strings.Contains(out, "shard database seeded from the merged database") {
+			seeded++
+		}
+	}
+	if fm.Requests() != sent || seeded != 2 {
+		t.Errorf("a 3-way split after the merge sent %d requests and seeded %d shards, want 0 and 2 (one shard has no clip)", fm.Requests()-sent, seeded)
+	}
+	msg, err, code = inProcess(t, newMergeCmd(), "--db", filepath.Join(dir, "r.db"), filepath.Join(dir, "r.1-of-3.db"), filepath.Join(dir, "r.2-of-3.db"), filepath.Join(dir, "r.3-of-3.db"))
+	if code != 0 || !strings.Contains(msg, "2 unchanged") {
+		t.Errorf("merging the seeded 3-way split: exit %d, %v: %s", code, err, msg)
+	}
+	if got, want := exportTrials(t, filepath.Join(dir, "r.db")), exportTrials(t, filepath.Join(dir, "single.db")); !slices.Equal(got, want) {
+		t.Errorf("trials after the 3-way split differ from the single run's:\n%v\n%v", got, want)
 	}
 	// More shards than clips: the empty shard still makes its database.
 	dir3 := t.TempDir()

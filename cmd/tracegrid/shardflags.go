@@ -57,9 +57,10 @@ func renderManifest(out string, s shard.Shard) string {
 // the clips of its part, balanced by the requests × images each clip
 // costs over the study's models and conditions (shard.EvalCost, from the
 // dry run), its own database unless --db was given (results.ShardDB:
-// results.db → results.2-of-3.db), and its share of max_usd (the study's
-// cap × the shard's part of the estimated dollars, so that the shards
-// together never spend more than the cap). done is true when the shard
+// results.db → results.2-of-3.db) seeded with what the merged database
+// already holds for its clips (results.SeedShard), and its share of
+// max_usd (the study's cap × the shard's part of the estimated dollars,
+// so that the shards together never spend more than the cap). done is true when the shard
 // has no clips: its empty database is created (so that a merge finds
 // every shard) and eval has nothing more to do.
 func shardStudy(cmd *cobra.Command, st *study.Study, set *prompts.Set, log *slog.Logger) (done bool, err error) {
@@ -123,8 +124,21 @@ func shardStudy(cmd *cobra.Command, st *study.Study, set *prompts.Set, log *slog
 		st.MaxUSD = capUSD
 	}
 	log.Info("eval shard", "shard", s.String(), "clips", len(ids), "of", len(clips), "db", st.DB)
+	dry, _ := cmd.Flags().GetBool("dry-run")
+	if base, ok := results.BaseDB(st.DB); ok && len(ids) > 0 && !dry {
+		// The merged database of earlier shards (or of a single run) may
+		// hold this shard's trials: copied in, they are skipped, not sent
+		// again, and their cost counts against the shard's cap.
+		n, err := results.SeedShard(cmd.Context(), base, st.DB, st.Name, ids)
+		if err != nil {
+			return false, err
+		}
+		if n > 0 {
+			log.Info("shard database seeded from the merged database: its trials are not sent again", "trials", n, "from", base, "db", st.DB)
+		}
+	}
 	if len(ids) == 0 {
-		if dry, _ := cmd.Flags().GetBool("dry-run"); dry {
+		if dry {
 			return true, nil
 		}
 		db, err := results.Open(st.DB)

@@ -76,6 +76,98 @@ func OtherShardings(shardDB string) ([]string, error) {
 	return other, nil
 }
 
+// BaseDB is the database whose shard database shardDB is, ShardDB's
+// inverse (results.2-of-3.db → results.db); ok is false for a path not
+// named as a shard database.
+func BaseDB(shardDB string) (base string, ok bool) {
+	dir, name := filepath.Split(shardDB)
+	parts := strings.Split(name, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if _, err := shard.ParseDir(parts[i]); err == nil {
+			rest := append(append([]string{}, parts[:i]...), parts[i+1:]...)
+			if len(rest) == 0 || strings.Join(rest, "") == "" {
+				return "", false
+			}
+			return dir + strings.Join(rest, "."), true
+		}
+	}
+	return "", false
+}
+
+// SeedShard copies into the shard database dst what the database base
+// (normally the merge of earlier shards, BaseDB) holds for study on the
+// given clips: every trial whose key dst lacks, and every finished trial
+// where dst's is unfinished. A shard run then skips the trials base
+// already answered, as a run on base would, instead of paying for them
+// again, and counts their recorded cost against its cap; merging dst back
+// into base finds them unchanged. A missing base, or base and dst naming
+// the same file, copies nothing. dst is created when needed and its
+// study lock held while copying (ErrBusy: a run of the study holds it).
+// It returns how many trials it copied.
+func SeedShard(ctx context.Context, base, dst, study string, clips []string) (int, error) {
+	bi, err := os.Stat(base)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("results: seed %s from %s: %w", dst, base, err)
+	}
+	if di, err := os.Stat(dst); err == nil && os.SameFile(bi, di) {
+		return 0, nil
+	}
+	want := make(map[string]bool, len(clips))
+	for _, c := range clips {
+		want[c] = true
+	}
+	bdb, err := OpenReadOnly(base)
+	if err != nil {
+		return 0, fmt.Errorf("results: seed %s from %s: %w", dst, base, err)
+	}
+	defer bdb.Close()
+	all, err := bdb.Trials(ctx, Filter{Study: study})
+	if err != nil {
+		return 0, err
+	}
+	var ts []Trial
+	for _, t := range all {
+		if want[t.Clip] {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return 0, nil
+	}
+	ddb, err := Open(dst)
+	if err != nil {
+		return 0, err
+	}
+	defer ddb.Close()
+	lock, err := ddb.LockStudy(study)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.Unlock()
+	have, err := ddb.Trials(ctx, Filter{Study: study})
+	if err != nil {
+		return 0, err
+	}
+	done := make(map[Key]bool, len(have))
+	for _, t := range have {
+		done[t.Key] = t.Done()
+	}
+	n := 0
+	for _, t := range ts {
+		if d, ok := done[t.Key]; ok && (d || !t.Done()) {
+			continue
+		}
+		if err := ddb.Put(ctx, t); err != nil {
+			return n, fmt.Errorf("results: seed %s from %s: %w", dst, base, err)
+		}
+		n++
+	}
+	return n, ddb.Close()
+}
+
 // globEscape quotes the characters filepath.Glob gives a meaning.
 func globEscape(s string) string {
 	var b strings.Builder

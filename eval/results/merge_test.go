@@ -262,3 +262,86 @@ func TestMergeRefusals(t *testing.T) {
 		t.Errorf("after the retry merge: %d trials, last %+v", len(got), got[len(got)-1])
 	}
 }
+
+func TestBaseDB(t *testing.T) {
+	for _, path := range []string{"results.db", "/data/eval/results.sqlite", "dir.v2/results", "a.b.db", ".db"} {
+		for _, s := range []shard.Shard{{Index: 1, Count: 2}, {Index: 10, Count: 12}} {
+			sp := results.ShardDB(path, s)
+			if got, ok := results.BaseDB(sp); !ok || got != path {
+				t.Errorf("BaseDB(%q) = %q, %v; want %q", sp, got, ok, path)
+			}
+		}
+	}
+	for _, p := range []string{"results.db", "1-of-2", "dir.1-of-2/results.db", "r.x-of-2.db"} {
+		if got, ok := results.BaseDB(p); ok {
+			t.Errorf("BaseDB(%q) = %q: not a shard database", p, got)
+		}
+	}
+}
+
+// TestSeedShard: a shard database takes from the base what the base holds
+// for the shard's clips: a trial it lacks, and a finished trial where its
+// own is unfinished; never another clip's trial, never over its own
+// finished trial, never an unfinished trial over its own. Seeding again
+// copies nothing; a missing base, or the base itself, copies nothing; a
+// run holding the study's lock on the shard database stops it.
+func TestSeedShard(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	failed := func(tr results.Trial) results.Trial {
+		tr.Error, tr.ErrorKind, tr.Responses, tr.Count, tr.CountSource = "timeout after 300 s", results.KindTimeout, nil, nil, ""
+		return tr
+	}
+	base := writeDB(t, dir, "r.db", []results.Trial{
+		mergeTrial(0),         // the shard lacks it: copied
+		failed(mergeTrial(1)), // the shard lacks it: copied (its rerun retries it, as on the base)
+		mergeTrial(2),         // the shard's is unfinished: copied over it
+		failed(mergeTrial(3)), // the shard's is unfinished too: the shard's stays
+		mergeTrial(4),         // the shard's own answer stays
+		mergeTrial(5),         // another shard's clip: not copied
+	})
+	own4 := mergeTrial(4)
+	own4.Responses = []string{"Final answer: 3"}
+	dst := writeDB(t, dir, "r.1-of-2.db", []results.Trial{failed(mergeTrial(2)), failed(mergeTrial(3)), own4})
+	own3 := readTrials(t, dst)[1]
+	clips := []string{"clip-0", "clip-1", "clip-2", "clip-3", "clip-4"}
+	n, err := results.SeedShard(ctx, base, dst, "st", clips)
+	if err != nil || n != 3 {
+		t.Fatalf("SeedShard = %d, %v; want 3 copied", n, err)
+	}
+	got := readTrials(t, dst)
+	want := []results.Trial{mergeTrial(0), failed(mergeTrial(1)), mergeTrial(2), own3, own4}
+	if len(got) != len(want) {
+		t.Fatalf("the shard holds %d trials, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("trial %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+	if n, err := results.SeedShard(ctx, base, dst, "st", clips); err != nil || n != 0 {
+		t.Errorf("seeding again: %d, %v; want 0", n, err)
+	}
+	if n, err := results.SeedShard(ctx, filepath.Join(dir, "none.db"), filepath.Join(dir, "r.2-of-2.db"), "st", clips); err != nil || n != 0 {
+		t.Errorf("missing base: %d, %v; want 0", n, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.2-of-2.db")); err == nil {
+		t.Error("a missing base created the shard database")
+	}
+	if n, err := results.SeedShard(ctx, base, base, "st", clips); err != nil || n != 0 {
+		t.Errorf("base as its own shard: %d, %v; want 0", n, err)
+	}
+	db, err := results.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.LockStudy("st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if _, err := results.SeedShard(ctx, base, dst, "st", []string{"clip-5"}); !errors.Is(err, results.ErrBusy) {
+		t.Errorf("seeding a shard a run holds: %v, want ErrBusy", err)
+	}
+}
