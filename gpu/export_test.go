@@ -36,11 +36,11 @@ func TextBaseline(size float64) float64 {
 
 // BuildProgram compiles and links a program on r's GL thread, then deletes
 // it: for testing how shader errors are reported. Both stages get the 2D
-// #defines; the fragment stage also the objects' noise functions, and the
-// vertex stage vdefines.
+// #defines; the fragment stage also the objects' noise functions and the
+// ground's grid functions, and the vertex stage vdefines.
 func BuildProgram(r *Renderer, vertex, vdefines, fragment string) error {
 	return r.th.Call(func() error {
-		id, err := buildProgramStages("test", vertex, shaderDefines()+vdefines, fragment, shaderDefines()+shaders.Noise)
+		id, err := buildProgramStages("test", vertex, shaderDefines()+vdefines, fragment, shaderDefines()+shaders.Noise+shaders.Grid)
 		if id != 0 {
 			gl.DeleteProgram(id)
 		}

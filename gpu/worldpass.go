@@ -90,7 +90,7 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if p.ground.program, err = newProgram("ground", shaders.GroundVertex, shaders.GroundFragment, ""); err != nil {
+	if p.ground.program, err = newProgramStages("ground", shaders.GroundVertex, "", shaders.GroundFragment, shaders.Grid); err != nil {
 		return nil, err
 	}
 	if err := uniforms(p.ground.program, []namedUniform{
@@ -124,7 +124,7 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 		return nil, err
 	}
 
-	if p.groundView.program, err = newProgram("ground view", shaders.GroundViewVertex, shaders.GroundViewFragment, ""); err != nil {
+	if p.groundView.program, err = newProgramStages("ground view", shaders.GroundViewVertex, "", shaders.GroundViewFragment, shaders.Grid); err != nil {
 		return nil, err
 	}
 	g := &p.groundView

@@ -3,7 +3,7 @@
 // eye + t·d, with d = uRay0 + x·uRayX + y·uRayY for output point (x, y)
 // (gl_FragCoord; d has unit view depth, so t is the view depth), meets the
 // plane y = 0 at t = −eye.y / d.y. The grid lines there are box-filtered
-// over the pixel's footprint as in ground.frag.glsl. The ground's own
+// over the pixel's footprint by gridCover (grid.glsl). The ground's own
 // edges — the square's four sides and the lines where its points reach the
 // near and far clip distances — are straight lines in the output, given
 // as signed distances in pixels (positive outside), each giving a
@@ -20,12 +20,6 @@ uniform vec2 uLines; // 1 / spacing, line width / spacing (in [0, 1])
 
 out vec4 fragColor;
 
-// lineIntegral: the integral over [0, t] of a period-1 pattern that is 1 on
-// [0, r) and 0 elsewhere.
-vec2 lineIntegral(vec2 t, float r) {
-    return floor(t) * r + min(fract(t), vec2(r));
-}
-
 void main() {
     vec3 p = vec3(gl_FragCoord.xy, 1.0);
     float cover = 1.0;
@@ -37,15 +31,6 @@ void main() {
     }
     vec3 d = uRay0 + p.x * uRayX + p.y * uRayY;
     vec2 xz = uEye.xz - uEye.y / d.y * d.xz;
-    float r = uLines.y;
-    // In units of the spacing, shifted so that the lines, centred on
-    // multiples of the spacing, start at integers.
-    vec2 u = xz * uLines.x + r * 0.5;
-    vec2 h = max(fwidth(u), vec2(1e-6)) * 0.5; // half the footprint
-    u -= floor(u); // the pattern is periodic; small numbers keep precision
-    vec2 c2 = clamp((lineIntegral(u + h, r) - lineIntegral(u - h, r)) / (2.0 * h), 0.0, 1.0);
-    // Crossing lines: the union of the two coverages.
-    float c = 1.0 - (1.0 - c2.x) * (1.0 - c2.y);
-    vec4 col = mix(uColor, uLineColor, c);
+    vec4 col = mix(uColor, uLineColor, gridCover(xz, uLines));
     fragColor = vec4(col.rgb, col.a * cover);
 }

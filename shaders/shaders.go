@@ -55,6 +55,13 @@ var GroundVertex string
 //go:embed ground.frag.glsl
 var GroundFragment string
 
+// Grid is the ground's grid line coverage: GLSL functions, without a
+// #version line, that package gpu inserts after the #version line of both
+// ground fragment shaders (GroundFragment, GroundViewFragment).
+//
+//go:embed grid.glsl
+var Grid string
+
 // Noise is the objects' surface noise: GLSL functions, without a #version
 // line, that package gpu inserts after the #version line of every object
 // fragment shader (ObjectFragment, CubeFragment, SphereFragment), so all

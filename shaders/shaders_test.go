@@ -43,3 +43,19 @@ func TestNoiseSnippet(t *testing.T) {
 		}
 	}
 }
+
+// Grid is inserted after the ground fragment shaders' #version line: it has
+// none of its own, and they call gridCover without defining it.
+func TestGridSnippet(t *testing.T) {
+	if strings.HasPrefix(Grid, "#version") || strings.Contains(Grid, "\n#version") {
+		t.Error("Grid has a #version line")
+	}
+	if !strings.Contains(Grid, "float gridCover(vec2 xz, vec2 lines)") {
+		t.Error("Grid lacks gridCover")
+	}
+	for name, src := range map[string]string{"GroundFragment": GroundFragment, "GroundViewFragment": GroundViewFragment} {
+		if !strings.Contains(src, "gridCover(") || strings.Contains(src, "float gridCover(") || strings.Contains(src, "lineIntegral") {
+			t.Errorf("%s should call gridCover without defining the grid functions", name)
+		}
+	}
+}
