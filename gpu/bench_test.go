@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/gpu/gputest"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -190,6 +191,7 @@ func renderClipFrames(b *testing.B, r *gpu.Renderer, c *scene.Clip) {
 		b.Fatal(err)
 	}
 	k := 0
+	cpu := gputest.StartCPU()
 	for b.Loop() {
 		c.StateInto(float64(k%150)/30, &dl)
 		if err := gpu.RenderNoReadback(r, &dl, 1920, 1080); err != nil {
@@ -198,6 +200,7 @@ func renderClipFrames(b *testing.B, r *gpu.Renderer, c *scene.Clip) {
 		k++
 	}
 	reportFPS(b)
+	cpu.Report(b, k)
 }
 
 // BenchmarkObjectsPaths measures the steps of drawing real CountVideoBench
@@ -205,8 +208,9 @@ func renderClipFrames(b *testing.B, r *gpu.Renderer, c *scene.Clip) {
 // another in one run: the depth path (4× MSAA meshes, resolved; how every
 // world was drawn before the painter path), the painter path with its
 // ground shaded per pixel by the ground view shader, and the painter path
-// as frames take it (the grid lines one thin triangle each over a clear).
-// BENCHMARKS.md records the figures.
+// as frames take it (the ground and its grid lines painted on the CPU and
+// uploaded under the objects). Each reports frames/s and the CPU time a
+// frame (all threads). BENCHMARKS.md records the figures.
 func BenchmarkObjectsPaths(b *testing.B) {
 	r := renderer(b)
 	defer gpu.ForcePaths(r, false, false)
@@ -216,7 +220,7 @@ func BenchmarkObjectsPaths(b *testing.B) {
 	}{
 		{"depth_msaa", true, false},
 		{"painter_groundshader", false, true},
-		{"painter_lines", false, false},
+		{"painter_raster", false, false},
 	}
 	for _, class := range []string{"cube-red", "sphere-blue"} {
 		c := objectsClip(b, class)

@@ -67,11 +67,15 @@ func ForcePaths(r *Renderer, depth, groundShader bool) {
 	r.forceGroundShader.Store(groundShader)
 }
 
+// ForceWholeUpload makes a painted ground go up to GL and come back whole,
+// not only in the rectangles its objects may draw in.
+func ForceWholeUpload(r *Renderer, on bool) { r.forceWholeUpload.Store(on) }
+
 // WorldPath lays dl out for a w×h output as Render would and says how its
 // world would be drawn: on the painter path (else the depth path), and
-// there with the ground as grid line instances (lineMode); objects is the
-// number of objects drawn (those in view).
-func WorldPath(r *Renderer, dl *scene.DrawList, w, h int) (painter, lineMode bool, objects int, err error) {
+// there with the ground painted on the CPU (rasterGround) or else shaded;
+// objects is the number of objects drawn (those in view).
+func WorldPath(r *Renderer, dl *scene.DrawList, w, h int) (painter, rasterGround bool, objects int, err error) {
 	f := r.frames.get()
 	if f == nil {
 		f = r.newFrame()
@@ -82,7 +86,7 @@ func WorldPath(r *Renderer, dl *scene.DrawList, w, h int) (painter, lineMode boo
 		return false, false, 0, err
 	}
 	if f.world.painter {
-		return true, f.world.lineMode, len(f.impostors) / floatsPerImpostor, nil
+		return true, f.world.rasterGround, len(f.impostors) / floatsPerImpostor, nil
 	}
 	return false, false, f.world.cubes + f.world.spheres, nil
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"github.com/tracegrid/tracegrid/gpu/internal/raster"
 	"math"
 	"sync"
 
@@ -25,13 +26,16 @@ type frame struct {
 	instances []float32 // the items' quads, floatsPerInstance each
 	runs      []run     // instance ranges, in draw order
 
-	hasWorld  bool
-	world     worldFrame     // the world's camera, ground and light (world.go)
-	objects   []float32      // depth path: the objects, floatsPerObject each
-	impostors []float32      // painter path: the objects, floatsPerImpostor each, far to near
-	objRuns   []objectRun    // painter path: impostor ranges of one shape
-	gridLines []float32      // painter path, line mode: floatsPerGridLine each
-	bounds    []objectBounds // the objects in view (layout scratch)
+	hasWorld    bool
+	world       worldFrame     // the world's camera, ground and light (world.go)
+	objects     []float32      // depth path: the objects, floatsPerObject each
+	impostors   []float32      // painter path: the objects, floatsPerImpostor each, far to near
+	objRuns     []objectRun    // painter path: impostor ranges of one shape
+	groundLines []raster.Line  // painter path, wf.rasterGround: the grid lines for raster.Ground
+	objRects    [][4]int32     // painter path: each impostor's pixels, x0, y0, x1, y1 in output px (image rows are GL's window rows)
+	dirty       [][4]int32     // wf.rasterGround: the rectangles the GL thread uploads, draws in and reads back
+	scratch     []byte         // wf.rasterGround without readback: the image the ground is painted into
+	bounds      []objectBounds // the objects in view (layout scratch)
 
 	nItems, nObjects int // for error messages
 
@@ -134,4 +138,13 @@ func (p *framePool) put(f *frame) {
 	p.mu.Lock()
 	p.free = append(p.free, f)
 	p.mu.Unlock()
+}
+
+// scratchImage is the frame's own w×h image, for a ground painted without
+// a readback (benchmarks); kept between frames.
+func (f *frame) scratchImage(w, h int) Image {
+	if n := 4 * w * h; cap(f.scratch) < n {
+		f.scratch = make([]byte, n)
+	}
+	return Image{Width: w, Height: h, Stride: 4 * w, Pix: f.scratch[:4*w*h]}
 }

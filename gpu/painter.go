@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"cmp"
+	"github.com/tracegrid/tracegrid/gpu/internal/raster"
 	"math"
 	"slices"
 
@@ -41,17 +42,6 @@ const (
 	//	iDiag   … and s0, d0, s1, d1 (bounds of x+y and x−y)
 	//	iLight  unit vector toward the light, noise offset z
 	floatsPerImpostor = 32
-
-	// floatsPerGridLine is a grid line's instance layout, three vec4s
-	// (gridline.vert.glsl): the corners (x, y) of a triangle that holds
-	// the band in output pixels, then its two edges as lines a, b, c
-	// (signed distance a·x + b·y + c, positive outside the band).
-	floatsPerGridLine = 12
-
-	// lineApex places a grid line's triangle's apex: at lineApex times
-	// the length of the line's visible part from its wide end (see
-	// appendGridLines).
-	lineApex = 3.0
 
 	// minLineGap is the least distance, in output pixels, between
 	// neighbouring grid lines anywhere in view for them to be drawn one by
@@ -428,13 +418,14 @@ func appendImpostor(dst []float32, o *scene.Object, rm *rayMap, light vec3, oct 
 }
 
 // layoutPainter fills f.impostors and f.objRuns from the bounds (sorted
-// far to near) and, for the ground, f.gridLines or the ground shader.
+// far to near), f.objRects with the pixels they may draw, and, for the
+// ground, f.groundLines (wf.rasterGround) or the ground shader.
 func (f *frame) layoutPainter(w *scene.World, m *scene.Mat4, rm *rayMap, outW, outH int) {
 	wf := &f.world
 	sc := wf.scissor
 	clip := [4]float64{float64(sc[0]), float64(sc[1]), float64(sc[0] + sc[2]), float64(sc[1] + sc[3])}
 	light := vec3(wf.lightDir64)
-	f.impostors, f.objRuns = f.impostors[:0], f.objRuns[:0]
+	f.impostors, f.objRuns, f.objRects = f.impostors[:0], f.objRuns[:0], f.objRects[:0]
 	for i := range f.bounds {
 		b := &f.bounds[i]
 		o := &w.Objects[b.index]
@@ -453,6 +444,10 @@ func (f *frame) layoutPainter(w *scene.World, m *scene.Mat4, rm *rayMap, outW, o
 		if !oct.grow(octMargin, clip) {
 			continue // off the canvas
 		}
+		// The octagon's pixels: those whose centres it holds.
+		f.objRects = append(f.objRects, [4]int32{
+			int32(math.Floor(oct.x0)), int32(math.Floor(oct.y0)), int32(math.Ceil(oct.x1)), int32(math.Ceil(oct.y1)),
+		})
 		n := len(f.impostors) / floatsPerImpostor
 		f.impostors = appendImpostor(f.impostors, o, rm, light, &oct)
 		if k := len(f.objRuns) - 1; k >= 0 && f.objRuns[k].sphere == !b.cube {
@@ -462,8 +457,8 @@ func (f *frame) layoutPainter(w *scene.World, m *scene.Mat4, rm *rayMap, outW, o
 		}
 	}
 
-	f.gridLines = f.gridLines[:0]
-	wf.lineMode = false
+	f.groundLines = f.groundLines[:0]
+	wf.rasterGround = false
 	for i := range 3 {
 		wf.eye[i] = float32(rm.eye[i])
 		wf.ray[0][i], wf.ray[1][i], wf.ray[2][i] = float32(rm.d0[i]), float32(rm.dx[i]), float32(rm.dy[i])
@@ -481,9 +476,9 @@ func (f *frame) layoutPainter(w *scene.World, m *scene.Mat4, rm *rayMap, outW, o
 	if g.LineWidth > 0 && (lineGap(rm, g.LineSpacing, clip) < minLineGap || g.LineWidth >= g.LineSpacing) {
 		return
 	}
-	wf.lineMode = true
+	wf.rasterGround = true
 	if g.LineWidth > 0 {
-		f.gridLines = appendGridLines(f.gridLines, rm, g, clip)
+		f.groundLines = appendGroundLines(f.groundLines, rm, g, clip)
 	}
 }
 
@@ -545,10 +540,11 @@ func groundLine(rm *rayMap, a int, v float64) [3]float64 {
 	return [3]float64{k*rm.dx[1] - e[1]*rm.dx[a], k*rm.dy[1] - e[1]*rm.dy[a], k*rm.d0[1] - e[1]*rm.d0[a]}
 }
 
-// appendGridLines appends a line instance for every line of the grid that
-// crosses the canvas: along z (constant x) and along x (constant z). The
-// canvas must see only ground (groundFills).
-func appendGridLines(dst []float32, rm *rayMap, g *scene.Ground, clip [4]float64) []float32 {
+// appendGroundLines appends, for package raster, every line of the grid
+// whose band (with its half-pixel fringe) reaches a pixel centre of the
+// canvas: along z (constant x) and along x (constant z), with the rows
+// that hold it. The canvas must see only ground (groundFills).
+func appendGroundLines(dst []raster.Line, rm *rayMap, g *scene.Ground, clip [4]float64) []raster.Line {
 	e := rm.eye
 	hw := g.LineWidth / 2
 	ey := math.Copysign(1, e[1])
@@ -562,9 +558,6 @@ func appendGridLines(dst []float32, rm *rayMap, g *scene.Ground, clip [4]float64
 			lo[a], hi[a] = min(lo[a], v), max(hi[a], v)
 		}
 	}
-	// The segment of each line is clipped to the canvas grown by a pixel
-	// (the scissor trims the rest).
-	box := [4]float64{clip[0] - 1, clip[1] - 1, clip[2] + 1, clip[3] + 1}
 	for _, a := range [2]int{0, 2} {
 		k0 := math.Ceil((lo[a] - hw) / g.LineSpacing)
 		k1 := math.Floor((hi[a] + hw) / g.LineSpacing)
@@ -572,43 +565,56 @@ func appendGridLines(dst []float32, rm *rayMap, g *scene.Ground, clip [4]float64
 			v := k * g.LineSpacing
 			// The band v − hw ≤ coordinate ≤ v + hw: outside past the lower
 			// edge is where hit_a < v − hw, i.e. where h has e_y's sign.
-			l1 := edgeLine(ey, groundLine(rm, a, v-hw))
-			l2 := edgeLine(-ey, groundLine(rm, a, v+hw))
-			c := groundLine(rm, a, v)
-			p0, p1, ok := clipLine(c[0], c[1], c[2], box)
+			l := raster.Line{
+				E1: edgeLine(ey, groundLine(rm, a, v-hw)),
+				E2: edgeLine(-ey, groundLine(rm, a, v+hw)),
+			}
+			y0, y1, ok := bandRows(&l, clip)
 			if !ok {
 				continue
 			}
-			// Half-widths at the ends: the farther edge, plus the
-			// half-pixel fringe and a little for rounding.
-			halfWidth := func(p [2]float64) float64 {
-				return max(math.Abs(l1[0]*p[0]+l1[1]*p[1]+l1[2]), math.Abs(l2[0]*p[0]+l2[1]*p[1]+l2[2])) + octMargin
-			}
-			w0, w1 := halfWidth(p0), halfWidth(p1)
-			if w1 > w0 {
-				p0, p1, w0, w1 = p1, p0, w1, w0
-			}
-			// One triangle, not a quad: llvmpipe shades every 4×4 block a
-			// triangle touches, and the two slivers of a thin quad each
-			// touch nearly all of the line's blocks. Its base is at the
-			// wide end, its apex lineApex lengths on, far outside the
-			// canvas, so over the line it is at least 1 − 1/lineApex of
-			// the base wide.
-			ux, uy := p1[0]-p0[0], p1[1]-p0[1]
-			n := math.Hypot(ux, uy)
-			if n == 0 {
-				continue
-			}
-			nx, ny := -uy/n, ux/n
-			wb := max(w0, w1/(1-1/lineApex))
-			dst = append(dst,
-				float32(p0[0]-nx*wb), float32(p0[1]-ny*wb), float32(p0[0]+nx*wb), float32(p0[1]+ny*wb),
-				float32(p0[0]+lineApex*ux), float32(p0[1]+lineApex*uy), float32(l1[0]), float32(l1[1]),
-				float32(l1[2]), float32(l2[0]), float32(l2[1]), float32(l2[2]),
-			)
+			l.Y0, l.Y1 = y0, y1
+			dst = append(dst, l)
 		}
 	}
 	return dst
+}
+
+// bandRows returns the rows [y0, y1) of the canvas clip in which the
+// band l and its half-pixel fringe (both edges' distance below 0.5) can
+// reach a pixel centre, a row to spare each side; ok is false where it
+// reaches none. It clips the canvas rectangle by the two half-planes.
+func bandRows(l *raster.Line, clip [4]float64) (y0, y1 int32, ok bool) {
+	// A rectangle cut by two lines has at most six corners.
+	var buf [2][8][2]float64
+	poly, n := &buf[0], 4
+	poly[0], poly[1], poly[2], poly[3] = [2]float64{clip[0], clip[1]}, [2]float64{clip[2], clip[1]}, [2]float64{clip[2], clip[3]}, [2]float64{clip[0], clip[3]}
+	for j, e := range [2][3]float64{l.E1, l.E2} {
+		f := func(p [2]float64) float64 { return e[0]*p[0] + e[1]*p[1] + e[2] - 0.5 } // ≤ 0 inside
+		next, m := &buf[(j+1)%2], 0
+		for i := range n {
+			p, q := poly[i], poly[(i+1)%n]
+			fp, fq := f(p), f(q)
+			if fp <= 0 {
+				next[m], m = p, m+1
+			}
+			if (fp < 0) != (fq < 0) && fp != fq {
+				t := fp / (fp - fq)
+				next[m], m = [2]float64{p[0] + t*(q[0]-p[0]), p[1] + t*(q[1]-p[1])}, m+1
+			}
+		}
+		poly, n = next, m
+		if n == 0 {
+			return 0, 0, false
+		}
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range poly[:n] {
+		lo, hi = min(lo, p[1]), max(hi, p[1])
+	}
+	y0 = int32(max(math.Floor(lo)-1, clip[1]))
+	y1 = int32(min(math.Ceil(hi)+1, clip[3]))
+	return y0, y1, y0 < y1
 }
 
 // groundEdges are the output lines that bound the ground as the ground
@@ -651,38 +657,4 @@ func edgeLine(sign float64, l [3]float64) [3]float64 {
 	}
 	k := sign / n
 	return [3]float64{l[0] * k, l[1] * k, l[2] * k}
-}
-
-// clipLine returns the part of the line A·x + B·y + C = 0 inside box (x0,
-// y0, x1, y1), by Liang-Barsky; ok is false if it misses the box.
-func clipLine(A, B, C float64, box [4]float64) (p0, p1 [2]float64, ok bool) {
-	n2 := A*A + B*B
-	if n2 == 0 {
-		return p0, p1, false
-	}
-	// The line's point nearest the box's centre, and its direction.
-	cx, cy := (box[0]+box[2])/2, (box[1]+box[3])/2
-	s := (A*cx + B*cy + C) / n2
-	bx, by := cx-A*s, cy-B*s
-	ux, uy := -B, A
-	t0, t1 := math.Inf(-1), math.Inf(1)
-	for _, c := range [4][2]float64{{-ux, bx - box[0]}, {ux, box[2] - bx}, {-uy, by - box[1]}, {uy, box[3] - by}} {
-		p, q := c[0], c[1]
-		if p == 0 {
-			if q < 0 {
-				return p0, p1, false
-			}
-			continue
-		}
-		r := q / p
-		if p < 0 {
-			t0 = max(t0, r)
-		} else {
-			t1 = min(t1, r)
-		}
-	}
-	if !(t0 < t1) {
-		return p0, p1, false
-	}
-	return [2]float64{bx + t0*ux, by + t0*uy}, [2]float64{bx + t1*ux, by + t1*uy}, true
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tracegrid/tracegrid/gpu/internal/raster"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -193,27 +194,6 @@ func TestOctagon(t *testing.T) {
 	}
 }
 
-func TestClipLine(t *testing.T) {
-	box := [4]float64{0, 0, 100, 50}
-	// x = 30: from (30, 0) to (30, 50).
-	p0, p1, ok := clipLine(1, 0, -30, box)
-	if !ok || math.Abs(p0[0]-30) > 1e-9 || math.Abs(p1[0]-30) > 1e-9 || math.Abs(math.Abs(p1[1]-p0[1])-50) > 1e-9 {
-		t.Errorf("x = 30: %v %v %v", p0, p1, ok)
-	}
-	// y = x: from (0, 0) to (50, 50).
-	p0, p1, ok = clipLine(1, -1, 0, box)
-	lo, hi := min(p0[0], p1[0]), max(p0[0], p1[0])
-	if !ok || math.Abs(lo) > 1e-9 || math.Abs(hi-50) > 1e-9 {
-		t.Errorf("y = x: %v %v %v", p0, p1, ok)
-	}
-	if _, _, ok := clipLine(0, 1, -60, box); ok {
-		t.Error("y = 60 meets the box")
-	}
-	if _, _, ok := clipLine(0, 0, 1, box); ok {
-		t.Error("a degenerate line meets the box")
-	}
-}
-
 // topDownGrid looks straight down from height 10 at ±5 units on a square
 // 200×200 output: 20 px a unit, x to the right and z down the image.
 func topDownGrid() (scene.Camera, rayMap, [4]float64) {
@@ -250,69 +230,122 @@ func TestGroundFillsAndLineGap(t *testing.T) {
 }
 
 // Grid lines seen from straight above: the line x = 2k lands on output
-// column 100 + 40k, its band edges ±width/2 · 20 px from it.
-func TestGridLines(t *testing.T) {
+// column 100 + 40k, its band edges ±width/2 · 20 px from it; lines of
+// constant z likewise on rows.
+func TestGroundLines(t *testing.T) {
 	_, rm, clip := topDownGrid()
 	g := scene.Ground{Half: 20, LineSpacing: 2, LineWidth: 0.425}
-	data := appendGridLines(nil, &rm, &g, clip)
-	if len(data)%floatsPerGridLine != 0 {
-		t.Fatalf("%d floats", len(data))
-	}
-	// x from −5 to 5 (lines at −4 … 4, and ±6 whose bands reach no pixel
-	// centre but are within a line width of the view), and z likewise.
-	n := len(data) / floatsPerGridLine
-	if n < 10 || n > 14 {
-		t.Fatalf("%d lines, want 10 to 14", n)
+	lines := appendGroundLines(nil, &rm, &g, clip)
+	// x from −5 to 5: lines at −4 … 4 (the bands at ±6, within a line
+	// width of the view in ground units, reach no pixel centre), and z
+	// likewise.
+	if len(lines) != 10 {
+		t.Fatalf("%d lines, want 10", len(lines))
 	}
 	vertical := 0
-	for i := range n {
-		l := data[i*floatsPerGridLine:]
-		e1 := [3]float64{float64(l[6]), float64(l[7]), float64(l[8])}
-		e2 := [3]float64{float64(l[9]), float64(l[10]), float64(l[11])}
+	for i, l := range lines {
+		e1, e2 := l.E1, l.E2
 		// Each edge is a unit-normal line, the two parallel and 8.5 px
 		// apart, facing away from each other.
 		for _, e := range [][3]float64{e1, e2} {
-			if math.Abs(math.Hypot(e[0], e[1])-1) > 1e-5 {
+			if math.Abs(math.Hypot(e[0], e[1])-1) > 1e-9 {
 				t.Fatalf("line %d: edge %v not normalized", i, e)
 			}
 		}
-		if math.Abs(e1[0]+e2[0]) > 1e-5 || math.Abs(e1[1]+e2[1]) > 1e-5 {
+		if math.Abs(e1[0]+e2[0]) > 1e-9 || math.Abs(e1[1]+e2[1]) > 1e-9 {
 			t.Fatalf("line %d: edges %v %v not opposite", i, e1, e2)
 		}
-		if w := -(e1[2] + e2[2]); math.Abs(w-8.5) > 1e-3 {
+		if w := -(e1[2] + e2[2]); math.Abs(w-8.5) > 1e-9 {
 			t.Errorf("line %d: band %g px wide, want 8.5", i, w)
 		}
-		if math.Abs(e1[0]) > 0.99999 { // a line of constant x
+		centre := -(e1[2] - e2[2]) / 2 // where e1 = −e2 is ±x or ±y
+		if math.Abs(e1[0]) > 0.99999 { // a line of constant x: every row
 			vertical++
-			centre := -(e1[2] - e2[2]) / 2 / e1[0] // where e1 = −e2
-			if k := (centre - 100) / 40; math.Abs(k-math.Round(k)) > 1e-4 {
-				t.Errorf("line %d at column %g, want 100 + 40k", i, centre)
+			centre /= e1[0]
+			if l.Y0 != 0 || l.Y1 != 200 {
+				t.Errorf("line %d: rows [%d, %d), want all 200", i, l.Y0, l.Y1)
+			}
+		} else {
+			// The band's rows and its fringe, a row to spare each side.
+			centre /= e1[1]
+			if y0, y1 := int32(math.Floor(centre-4.75))-1, int32(math.Ceil(centre+4.75))+1; l.Y0 != max(y0, 0) || l.Y1 != min(y1, 200) {
+				t.Errorf("line %d at row %g: rows [%d, %d), want [%d, %d)", i, centre, l.Y0, l.Y1, y0, y1)
 			}
 		}
-		// The triangle holds the band over the canvas: every pixel centre
-		// within the band and its half-pixel fringe is inside it.
-		tri := [3][2]float64{{float64(l[0]), float64(l[1])}, {float64(l[2]), float64(l[3])}, {float64(l[4]), float64(l[5])}}
-		inTri := func(x, y float64) bool {
-			s := 0
-			for k := range 3 {
-				a, b := tri[k], tri[(k+1)%3]
-				if (b[0]-a[0])*(y-a[1])-(b[1]-a[1])*(x-a[0]) >= 0 {
-					s++
-				}
-			}
-			return s == 0 || s == 3
+		if k := (centre - 100) / 40; math.Abs(k-math.Round(k)) > 1e-9 {
+			t.Errorf("line %d at %g, want 100 + 40k", i, centre)
 		}
-		for y := 0.5; y < 200; y++ {
-			for x := 0.5; x < 200; x++ {
-				d1, d2 := e1[0]*x+e1[1]*y+e1[2], e2[0]*x+e2[1]*y+e2[2]
-				if d1 < 0.5 && d2 < 0.5 && !inTri(x, y) {
-					t.Fatalf("line %d: pixel centre (%g, %g) in the band's fringe is outside its triangle %v", i, x, y, tri)
-				}
+	}
+	if vertical != 5 {
+		t.Errorf("%d lines of constant x out of %d", vertical, len(lines))
+	}
+}
+
+// A line whose centre falls just outside the canvas but whose band
+// reaches into it is kept: at spacing 5.1 the lines x = ±5.1 land on
+// columns −2 and 202 of the 200-px view, their bands ±4.25 px wide.
+func TestGroundLinesAtTheEdge(t *testing.T) {
+	_, rm, clip := topDownGrid()
+	g := scene.Ground{Half: 20, LineSpacing: 5.1, LineWidth: 0.425}
+	lines := appendGroundLines(nil, &rm, &g, clip)
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 6 (x and z at −5.1, 0, 5.1)", len(lines))
+	}
+	found := 0
+	for _, l := range lines {
+		// The pixel next to the edge, (0.5, 20.5) or (199.5, 20.5), is
+		// covered wholly by the line past that edge (row 20 is far from
+		// the lines of constant z, on rows −2, 100 and 202).
+		for _, x := range []float64{0.5, 199.5} {
+			if raster.Coverage(&l, x, 20.5) == 1 {
+				found++
 			}
 		}
 	}
-	if vertical < 5 || vertical != n-vertical {
-		t.Errorf("%d lines of constant x out of %d", vertical, n)
+	if found != 2 {
+		t.Errorf("%d of the edge columns covered by an outside line, want 2", found)
+	}
+}
+
+// bandRows keeps a band's rows conservative: at random angles, every
+// pixel centre of the canvas the band (with its fringe) covers lies in
+// its rows; a band wholly off the canvas has none.
+func TestBandRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	clip := [4]float64{0, 0, 64, 48}
+	shown, off := 0, 0
+	for range 300 {
+		th := rng.Float64() * math.Pi
+		nx, ny := math.Cos(th), math.Sin(th)
+		cx, cy := rng.Float64()*100-18, rng.Float64()*90-21
+		half := 0.05 + rng.Float64()*4
+		c := -(nx*cx + ny*cy)
+		l := raster.Line{E1: [3]float64{-nx, -ny, -c - half}, E2: [3]float64{nx, ny, c - half}}
+		y0, y1, ok := bandRows(&l, clip)
+		any := false
+		for y := 0.5; y < 48; y++ {
+			for x := 0.5; x < 64; x++ {
+				if raster.Coverage(&l, x, y) <= 0 {
+					continue
+				}
+				any = true
+				if !ok || int32(y) < y0 || int32(y) >= y1 {
+					t.Fatalf("band %+v covers (%g, %g) outside its rows [%d, %d) (ok %v)", l, x, y, y0, y1, ok)
+				}
+			}
+		}
+		if ok && (y0 < 0 || y1 > 48) {
+			t.Fatalf("rows [%d, %d) outside the canvas", y0, y1)
+		}
+		if any {
+			shown++
+		} else if !ok {
+			off++
+		}
+	}
+	// Both kinds were tried.
+	if shown < 100 || off < 20 {
+		t.Errorf("%d bands shown, %d off the canvas: the test tries too few of one kind", shown, off)
 	}
 }
 
@@ -390,8 +423,8 @@ func TestLayoutObjectsFrame(t *testing.T) {
 	if err := f.layout(dl, dst, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !f.world.painter || !f.world.lineMode || len(f.gridLines) == 0 || len(f.objRuns) != 1 || f.objRuns[0].sphere {
-		t.Fatalf("painter %v, line mode %v, %d grid lines, runs %v", f.world.painter, f.world.lineMode, len(f.gridLines)/floatsPerGridLine, f.objRuns)
+	if !f.world.painter || !f.world.rasterGround || len(f.groundLines) == 0 || len(f.objRuns) != 1 || f.objRuns[0].sphere {
+		t.Fatalf("painter %v, raster ground %v, %d grid lines, runs %v", f.world.painter, f.world.rasterGround, len(f.groundLines), f.objRuns)
 	}
 	if n := len(f.impostors) / floatsPerImpostor; n == 0 || n > 50 || f.objRuns[0].count != n {
 		t.Fatalf("%d impostors, runs %v", n, f.objRuns)
@@ -445,4 +478,37 @@ func TestGroundEdges(t *testing.T) {
 	if got := sd(e[5], 120, 80.5); got < 5 {
 		t.Errorf("horizon row: far edge distance %g, want well outside", got)
 	}
+}
+
+// BenchmarkPaintGround paints the ground of real CountVideoBench frames
+// (1920×1080, the camera turning; layout not timed): the CPU cost the
+// painter path's raster ground adds to a frame, in place of drawing the
+// grid lines with GL.
+func BenchmarkPaintGround(b *testing.B) {
+	c, err := scene.New(scene.Params{Domain: scene.ObjectsDomain, N: 50, Class: "cube-red", Seed: 0, Duration: 5, FPS: 30, Width: 1920, Height: 1080})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := Image{Width: 1920, Height: 1080, Stride: 4 * 1920}
+	dst.Pix = make([]byte, dst.Stride*dst.Height)
+	frames := make([]*frame, 30)
+	lines := 0
+	for k := range frames {
+		f := &frame{}
+		if err := f.layout(c.State(float64(k*5)/30), dst, true, nil); err != nil {
+			b.Fatal(err)
+		}
+		if !f.world.rasterGround {
+			b.Fatalf("frame %d: ground not painted", k)
+		}
+		frames[k], lines = f, lines+len(f.groundLines)
+	}
+	k := 0
+	for b.Loop() {
+		if err := frames[k%len(frames)].paintGround(dst, false); err != nil {
+			b.Fatal(err)
+		}
+		k++
+	}
+	b.ReportMetric(float64(lines)/float64(len(frames)), "lines/frame")
 }

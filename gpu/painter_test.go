@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -28,10 +29,10 @@ func TestWorldPathChoice(t *testing.T) {
 		return scene.Object{Shape: s, Center: scene.Vec3{x, y, z}, Size: size, Color: red}
 	}
 	for _, c := range []struct {
-		name              string
-		dl                *scene.DrawList
-		painter, lineMode bool
-		objects           int
+		name                  string
+		dl                    *scene.DrawList
+		painter, rasterGround bool
+		objects               int
 	}{
 		{"CountVideoBench cubes", objectsFrame(t, 50, "cube-red"), true, true, -1},
 		{"CountVideoBench spheres", objectsFrame(t, 50, "sphere-blue"), true, true, -1},
@@ -60,12 +61,12 @@ func TestWorldPathChoice(t *testing.T) {
 		{"lines too close far away", worldList(320, 180, &scene.World{
 			Camera: scene.Camera{Eye: scene.Vec3{0, 6, 8}, Pitch: -0.6, FovY: 0.8, Near: 0.5, Far: 60}, Ground: ground}), true, false, 0},
 	} {
-		painter, lineMode, n, err := gpu.WorldPath(r, c.dl, 2*c.dl.Width, 2*c.dl.Height)
+		painter, rasterGround, n, err := gpu.WorldPath(r, c.dl, 2*c.dl.Width, 2*c.dl.Height)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if painter != c.painter || lineMode != c.lineMode || c.objects >= 0 && n != c.objects {
-			t.Errorf("%s: painter %v, line mode %v, %d objects; want %v, %v, %d", c.name, painter, lineMode, n, c.painter, c.lineMode, c.objects)
+		if painter != c.painter || rasterGround != c.rasterGround || c.objects >= 0 && n != c.objects {
+			t.Errorf("%s: painter %v, raster ground %v, %d objects; want %v, %v, %d", c.name, painter, rasterGround, n, c.painter, c.rasterGround, c.objects)
 		}
 	}
 }
@@ -249,8 +250,8 @@ func TestWorldGridLinesAgree(t *testing.T) {
 	} {
 		draw := func(shader bool) gpu.Image {
 			gpu.ForcePaths(r, false, shader)
-			if painter, lineMode, _, _ := gpu.WorldPath(r, c.dl, c.w, c.h); !painter || lineMode == shader {
-				t.Fatalf("%s: painter %v, line mode %v", c.name, painter, lineMode)
+			if painter, rasterGround, _, _ := gpu.WorldPath(r, c.dl, c.w, c.h); !painter || rasterGround == shader {
+				t.Fatalf("%s: painter %v, raster ground %v", c.name, painter, rasterGround)
 			}
 			img := newImage(c.w, c.h)
 			if err := r.Render(c.dl, img); err != nil {
@@ -373,5 +374,103 @@ func TestWorldPaintOrder(t *testing.T) {
 	gpu.ForcePaths(r, false, false)
 	if checked < 10 {
 		t.Errorf("only %d of 12 random worlds took the painter path", checked)
+	}
+}
+
+// The painted ground's frames come out the same whether only the objects'
+// rectangles go up to GL and come back or the whole output does: no
+// object reaches outside its rectangle. CountVideoBench frames of both
+// shapes and three counts, the camera in a few places.
+func TestRasterGroundRectangles(t *testing.T) {
+	renderer(t)
+	r, err := gpu.NewRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const w, h = 1920, 1080 // at 960×540 some of these frames' lines are too close to paint
+	for _, n := range []int{1, 5, 50} {
+		for _, class := range []string{"cube-red", "sphere-blue"} {
+			c, err := scene.New(scene.Params{Domain: scene.ObjectsDomain, N: n, Class: class, Seed: 3, Duration: 5, FPS: 30, Width: w, Height: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, at := range []float64{0, 4.2} {
+				dl := c.State(at)
+				if painter, raster, _, _ := gpu.WorldPath(r, dl, w, h); !painter || !raster {
+					t.Fatalf("N=%d %s at %g s: painter %v, raster ground %v", n, class, at, painter, raster)
+				}
+				var imgs [2]gpu.Image
+				for i, whole := range []bool{false, true} {
+					gpu.ForceWholeUpload(r, whole)
+					imgs[i] = newImage(w, h)
+					if err := r.Render(dl, imgs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gpu.ForceWholeUpload(r, false)
+				if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
+					t.Errorf("N=%d %s at %g s: the objects' rectangles and the whole output give different frames", n, class, at)
+				}
+			}
+		}
+	}
+}
+
+// A painted ground in odd layouts: rows a stride apart that is not whole
+// pixels (uploaded and read row by row) or padded, a canvas letterboxed in
+// the output (the margins get the background), an item on top (the whole
+// output goes up), and no readback.
+func TestRasterGroundLayouts(t *testing.T) {
+	r := renderer(t)
+	dl := objectsFrame(t, 5, "cube-red")
+	const w, h = 960, 540 // below this the lines are too close to paint
+	ref := render(t, dl, w, h)
+	for _, pad := range []int{3, 12} {
+		img := gpu.Image{Width: w, Height: h, Stride: 4*w + pad}
+		img.Pix = make([]byte, (h-1)*img.Stride+4*w)
+		if err := r.Render(dl, img); err != nil {
+			t.Fatal(err)
+		}
+		for y := range h {
+			if !bytes.Equal(img.Pix[y*img.Stride:y*img.Stride+4*w], ref.Pix[y*ref.Stride:y*ref.Stride+4*w]) {
+				t.Fatalf("stride %d: row %d differs from the tightly packed render", img.Stride, y)
+			}
+		}
+	}
+	if err := gpu.RenderNoReadback(r, dl, w, h); err != nil {
+		t.Fatalf("RenderNoReadback: %v", err)
+	}
+
+	// The 1920×1080 canvas in a 960×640 output: scaled to 960×540, 50 rows
+	// of margin above and below, the canvas rows as before, an item over
+	// the middle (canvas pixels 900–1020 × 480–600, output 450–510 ×
+	// 290–350).
+	const bh, top = 640, 50
+	boxed := *dl
+	boxed.Background = scene.RGBA{R: 0.2, G: 0.1, B: 0.6, A: 1}
+	boxed.Items = []scene.Item{{Kind: scene.FillRect, X0: 900, Y0: 480, X1: 1020, Y1: 600, Color: blue}}
+	if painter, raster, _, _ := gpu.WorldPath(r, &boxed, w, bh); !painter || !raster {
+		t.Fatalf("letterboxed: painter %v, raster ground %v", painter, raster)
+	}
+	img := render(t, &boxed, w, bh)
+	for _, y := range []int{0, top - 1, top + h, bh - 1} {
+		for _, x := range []int{0, w / 2, w - 1} {
+			wantPx(t, img, x, y, boxed.Background, 0, "margin")
+		}
+	}
+	wantPx(t, img, 480, top+270, blue, 0, "item over the world")
+	// The canvas's rows away from the item are the unboxed frame's, up to
+	// a level of rounding (the camera's transform differs by the offset).
+	for y := range h {
+		if y >= 239 && y <= 301 {
+			continue
+		}
+		row, want := img.Pix[(y+top)*img.Stride:(y+top)*img.Stride+4*w], ref.Pix[y*ref.Stride:y*ref.Stride+4*w]
+		for i := range row {
+			if d := int(row[i]) - int(want[i]); d < -1 || d > 1 {
+				t.Fatalf("letterboxed canvas pixel (%d, %d) channel %d: %d, alone %d", i/4, y, i%4, row[i], want[i])
+			}
+		}
 	}
 }

@@ -49,8 +49,9 @@ type Renderer struct {
 
 	// Tests compare the world paths on one scene: these make every world
 	// take the depth path, or the painter path draw its ground with the
-	// ground shader. Never set outside tests.
-	forceDepth, forceGroundShader atomic.Bool
+	// ground shader, or a painted ground go up and come back whole rather
+	// than in the objects' rectangles. Never set outside tests.
+	forceDepth, forceGroundShader, forceWholeUpload atomic.Bool
 
 	// GL thread only; all nil once released.
 	ctx    glContext
@@ -136,6 +137,18 @@ func (r *Renderer) render(dl *scene.DrawList, dst Image, readback bool) error {
 	f.forceDepth, f.forceGroundShader = r.forceDepth.Load(), r.forceGroundShader.Load()
 	if err := f.layout(dl, dst, readback, r.atlas); err != nil {
 		return err
+	}
+	if f.hasWorld && f.world.painter && f.world.rasterGround {
+		// The ground is painted here, in parallel with other callers'
+		// frames; without a readback, into the frame's own image.
+		img := dst
+		if !readback {
+			img = f.scratchImage(dst.Width, dst.Height)
+			f.dst = img
+		}
+		if err := f.paintGround(img, r.forceWholeUpload.Load()); err != nil {
+			return err
+		}
 	}
 	err := r.th.Call(f.draw)
 	if errors.Is(err, errThreadStopped) { // Close won the race
@@ -231,6 +244,7 @@ func (r *Renderer) init() error {
 	gl.Disable(gl.DEPTH_TEST)
 	gl.Disable(gl.CULL_FACE) // rotated quads may come out either way round
 	gl.PixelStorei(gl.PACK_ALIGNMENT, 1)
+	gl.PixelStorei(gl.UNPACK_ALIGNMENT, 1)
 	return glCheck("initialization")
 }
 
@@ -250,14 +264,17 @@ func (r *Renderer) drawFrame(f *frame) error {
 	}
 	r.target.bind()
 	bg := [4]float32{f.bg.R, f.bg.G, f.bg.B, f.bg.A}
-	clear := bg
-	if wf := &f.world; f.hasWorld && wf.painter && wf.lineMode &&
-		wf.scissor == [4]int32{0, 0, int32(dst.Width), int32(dst.Height)} {
-		// The ground covers the whole output: one clear, to its colour.
-		clear, wf.filled = wf.groundCol, true
+	raster := f.hasWorld && f.world.painter && f.world.rasterGround
+	if raster {
+		// f.dst holds the painted output: only what the objects and items
+		// may draw over goes up, and comes back below.
+		for _, rc := range f.dirty {
+			r.target.upload(dst, rc)
+		}
+	} else {
+		gl.ClearColor(bg[0], bg[1], bg[2], bg[3])
+		gl.Clear(gl.COLOR_BUFFER_BIT)
 	}
-	gl.ClearColor(clear[0], clear[1], clear[2], clear[3])
-	gl.Clear(gl.COLOR_BUFFER_BIT)
 	if f.hasWorld {
 		// Drawn into r.target before the items, so items are drawn exactly
 		// as in a frame without a world.
@@ -272,9 +289,14 @@ func (r *Renderer) drawFrame(f *frame) error {
 	}
 	r.items.draw(f)
 
-	if f.readback {
+	switch {
+	case f.readback && raster:
+		for _, rc := range f.dirty {
+			r.target.readRect(dst, rc)
+		}
+	case f.readback:
 		r.target.read(dst)
-	} else {
+	default:
 		gl.Finish()
 	}
 	if err := glCheck("rendering"); err != nil {

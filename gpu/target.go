@@ -7,20 +7,28 @@ import (
 	"github.com/go-gl/gl/v3.3-core/gl"
 )
 
-// target is an offscreen framebuffer: an RGBA8 colour renderbuffer and, if
-// asked for, a 24-bit depth renderbuffer, both with samples samples a pixel
-// (0: not multisampled). Its buffers are (re)allocated when the output size
+// target is an offscreen framebuffer: RGBA8 colour and, if asked for, a
+// 24-bit depth renderbuffer, both with samples samples a pixel (0: not
+// multisampled). Single-sample colour is a texture, so that a painted
+// ground can be uploaded into it (upload); multisampled colour is a
+// renderbuffer. Its buffers are (re)allocated when the output size
 // changes. The renderer reads frames back from a single-sample target; the
 // world pass draws into a multisampled one and resolves it.
 type target struct {
-	samples int32
-	depth   bool
-	fbo     uint32
-	colorRB uint32
-	depthRB uint32
-	w, h    int
-	scratch []byte // tightly packed rows, for read into a stride that is not whole pixels
+	samples  int32
+	depth    bool
+	fbo      uint32
+	colorTex uint32 // samples == 0
+	colorRB  uint32 // samples > 0
+	depthRB  uint32
+	w, h     int
+	scratch  []byte // tightly packed rows, for read into a stride that is not whole pixels
 }
+
+// targetUnit is the texture unit the colour texture is bound to while it
+// is uploaded; unit 0 keeps the glyph atlas bound for the item pass, and
+// no shader samples this one.
+const targetUnit = gl.TEXTURE1
 
 func newTarget(samples int, depth bool) *target {
 	return &target{samples: int32(samples), depth: depth}
@@ -36,12 +44,23 @@ func (t *target) resize(w, h int) (changed bool, err error) {
 		return false, nil
 	}
 	t.deleteBuffers()
-	// Sample count 0 is a plain renderbuffer (glRenderbufferStorage). A
-	// multisample resolve blit needs the same format on both sides: RGBA8
-	// in every target.
-	gl.GenRenderbuffers(1, &t.colorRB)
-	gl.BindRenderbuffer(gl.RENDERBUFFER, t.colorRB)
-	gl.RenderbufferStorageMultisample(gl.RENDERBUFFER, t.samples, gl.RGBA8, int32(w), int32(h))
+	// A multisample resolve blit needs the same format on both sides:
+	// RGBA8 in every target.
+	if t.samples == 0 {
+		gl.ActiveTexture(targetUnit)
+		gl.GenTextures(1, &t.colorTex)
+		gl.BindTexture(gl.TEXTURE_2D, t.colorTex)
+		gl.TexParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST)
+		gl.TexParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST)
+		gl.TexParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAX_LEVEL, 0)
+		gl.TexImage2D(gl.TEXTURE_2D, 0, gl.RGBA8, int32(w), int32(h), 0, gl.RGBA, gl.UNSIGNED_BYTE, nil)
+		gl.BindTexture(gl.TEXTURE_2D, 0)
+		gl.ActiveTexture(gl.TEXTURE0)
+	} else {
+		gl.GenRenderbuffers(1, &t.colorRB)
+		gl.BindRenderbuffer(gl.RENDERBUFFER, t.colorRB)
+		gl.RenderbufferStorageMultisample(gl.RENDERBUFFER, t.samples, gl.RGBA8, int32(w), int32(h))
+	}
 	if t.depth {
 		gl.GenRenderbuffers(1, &t.depthRB)
 		gl.BindRenderbuffer(gl.RENDERBUFFER, t.depthRB)
@@ -49,7 +68,11 @@ func (t *target) resize(w, h int) (changed bool, err error) {
 	}
 	gl.GenFramebuffers(1, &t.fbo)
 	t.bind()
-	gl.FramebufferRenderbuffer(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.RENDERBUFFER, t.colorRB)
+	if t.colorTex != 0 {
+		gl.FramebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, t.colorTex, 0)
+	} else {
+		gl.FramebufferRenderbuffer(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.RENDERBUFFER, t.colorRB)
+	}
 	if t.depth {
 		gl.FramebufferRenderbuffer(gl.FRAMEBUFFER, gl.DEPTH_ATTACHMENT, gl.RENDERBUFFER, t.depthRB)
 	}
@@ -66,33 +89,74 @@ func (t *target) resize(w, h int) (changed bool, err error) {
 // and glReadPixels returns row 0 first, so the image comes out top row
 // first with no CPU flip. GL_PACK_ALIGNMENT must be 1.
 func (t *target) read(dst Image) {
-	w, h := int32(dst.Width), int32(dst.Height)
+	t.readRect(dst, [4]int32{0, 0, int32(dst.Width), int32(dst.Height)})
+}
+
+// readRect copies the pixels of r (x0, y0, x1, y1, within dst's size)
+// from the framebuffer, bound and single-sample, into the same pixels of
+// dst.
+func (t *target) readRect(dst Image, r [4]int32) {
+	w, h := r[2]-r[0], r[3]-r[1]
+	if w <= 0 || h <= 0 {
+		return
+	}
+	off := int(r[1])*dst.Stride + 4*int(r[0])
 	if dst.Stride%4 == 0 {
 		// PACK_ROW_LENGTH (in pixels) lets GL write straight into padded rows.
 		gl.PixelStorei(gl.PACK_ROW_LENGTH, int32(dst.Stride/4))
-		gl.ReadPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&dst.Pix[0]))
+		gl.ReadPixels(r[0], r[1], w, h, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&dst.Pix[off]))
 		return
 	}
 	// A stride that is not a whole number of pixels cannot be expressed as
 	// a row length: read tightly packed rows and copy them.
-	rowBytes := 4 * dst.Width
-	if n := rowBytes * dst.Height; cap(t.scratch) < n {
+	rowBytes := 4 * int(w)
+	if n := rowBytes * int(h); cap(t.scratch) < n {
 		t.scratch = make([]byte, n)
 	}
-	t.scratch = t.scratch[:rowBytes*dst.Height]
+	t.scratch = t.scratch[:rowBytes*int(h)]
 	gl.PixelStorei(gl.PACK_ROW_LENGTH, 0)
-	gl.ReadPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&t.scratch[0]))
-	for y := 0; y < dst.Height; y++ {
-		copy(dst.Pix[y*dst.Stride:y*dst.Stride+rowBytes], t.scratch[y*rowBytes:])
+	gl.ReadPixels(r[0], r[1], w, h, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&t.scratch[0]))
+	for y := range int(h) {
+		copy(dst.Pix[off+y*dst.Stride:off+y*dst.Stride+rowBytes], t.scratch[y*rowBytes:])
 	}
 }
 
-// deleteBuffers frees the framebuffer and its renderbuffers. Deleting a
+// upload copies the pixels of r (x0, y0, x1, y1, within src's size) from
+// src into the same pixels of the colour texture (single-sample targets
+// only). GL_UNPACK_ALIGNMENT must be 1.
+func (t *target) upload(src Image, r [4]int32) {
+	w, h := r[2]-r[0], r[3]-r[1]
+	if w <= 0 || h <= 0 {
+		return
+	}
+	gl.ActiveTexture(targetUnit)
+	gl.BindTexture(gl.TEXTURE_2D, t.colorTex)
+	off := int(r[1])*src.Stride + 4*int(r[0])
+	if src.Stride%4 == 0 {
+		gl.PixelStorei(gl.UNPACK_ROW_LENGTH, int32(src.Stride/4))
+		gl.TexSubImage2D(gl.TEXTURE_2D, 0, r[0], r[1], w, h, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&src.Pix[off]))
+	} else {
+		// Rows a stride apart that is not whole pixels: one row at a time.
+		gl.PixelStorei(gl.UNPACK_ROW_LENGTH, 0)
+		for y := range h {
+			gl.TexSubImage2D(gl.TEXTURE_2D, 0, r[0], r[1]+y, w, 1, gl.RGBA, gl.UNSIGNED_BYTE, unsafe.Pointer(&src.Pix[off+int(y)*src.Stride]))
+		}
+	}
+	gl.PixelStorei(gl.UNPACK_ROW_LENGTH, 0)
+	gl.BindTexture(gl.TEXTURE_2D, 0)
+	gl.ActiveTexture(gl.TEXTURE0)
+}
+
+// deleteBuffers frees the framebuffer and its texture or renderbuffers. Deleting a
 // bound framebuffer binds the default one (none here): callers rebind.
 func (t *target) deleteBuffers() {
 	if t.fbo != 0 {
 		gl.DeleteFramebuffers(1, &t.fbo)
 		t.fbo = 0
+	}
+	if t.colorTex != 0 {
+		gl.DeleteTextures(1, &t.colorTex)
+		t.colorTex = 0
 	}
 	for _, rb := range []*uint32{&t.colorRB, &t.depthRB} {
 		if *rb != 0 {

@@ -54,16 +54,15 @@ type worldFrame struct {
 	// f.impostors in f.objRuns, far to near. Otherwise the depth path:
 	// f.objects, cubes then spheres, multisampled.
 	painter bool
-	// lineMode (painter only): the ground fills the canvas and is drawn as
-	// a clear to its colour and f.gridLines; otherwise by the ground view
-	// shader, from the eye, the ray map and the ground's edges.
-	lineMode    bool
-	eye         [3]float32
-	ray         [3][3]float32 // d0, dx, dy: see rayMap
-	groundEdges [6][3]float32 // the ground's sides and clip lines: a, b, c of a·x + b·y + c, positive outside
-	// filled: drawFrame has already cleared the output to the ground
-	// colour (lineMode with a canvas that covers the output).
-	filled bool
+	// rasterGround (painter only): the ground fills the canvas and its
+	// lines are at least minLineGap apart, so it is painted on the CPU
+	// (package raster, f.groundLines) into the output image, which the GL
+	// thread uploads under the objects; otherwise the ground view shader
+	// draws it, from the eye, the ray map and the ground's edges.
+	rasterGround bool
+	eye          [3]float32
+	ray          [3][3]float32 // d0, dx, dy: see rayMap
+	groundEdges  [6][3]float32 // the ground's sides and clip lines: a, b, c of a·x + b·y + c, positive outside
 
 	opaque  bool // depth path: no translucent colour, blending can be off
 	cubes   int  // depth path instances: the cubes come first in the buffer,
@@ -103,7 +102,7 @@ func (f *frame) layoutWorld(w *scene.World, canvasW, canvasH int, tf transform, 
 		wf.lightDir = [3]float32{float32(wf.lightDir64[0]), float32(wf.lightDir64[1]), float32(wf.lightDir64[2])}
 	}
 	wf.light = [2]float32{l.Ambient, l.Diffuse}
-	wf.lineMode, wf.filled = false, false
+	wf.rasterGround = false
 
 	// The objects in view, and whether the painter path can draw them.
 	cam := &w.Camera

@@ -66,7 +66,6 @@ func TestWorldShadersCompile(t *testing.T) {
 		"ground":      {shaders.GroundVertex, "", shaders.GroundFragment},
 		"cube":        {shaders.ImpostorVertex, "#define CUBE\n", shaders.CubeFragment},
 		"sphere":      {shaders.ImpostorVertex, "", shaders.SphereFragment},
-		"grid line":   {shaders.GridLineVertex, "", shaders.GridLineFragment},
 		"ground view": {shaders.GroundViewVertex, "", shaders.GroundViewFragment},
 	} {
 		if err := gpu.BuildProgram(r, p[0], p[1], p[2]); err != nil {
@@ -593,9 +592,9 @@ func TestWorldAllocationFree(t *testing.T) {
 		{Shape: scene.Cube, Size: 1, Color: red}, {Shape: scene.Sphere, Center: scene.Vec3{0.5, 0, 0}, Size: 1, Color: blue}}}
 	for i, world := range []*scene.World{goldenWorld(), lines, depth} {
 		dl := worldList(64, 36, world, scene.Item{Kind: scene.FillCircle, X0: 10, Y0: 10, R: 4, Color: red})
-		painter, lineMode, _, err := gpu.WorldPath(r, dl, 64, 36)
-		if err != nil || painter != (i < 2) || lineMode != (i == 1) {
-			t.Fatalf("world %d: painter %v, line mode %v, %v", i, painter, lineMode, err)
+		painter, rasterGround, _, err := gpu.WorldPath(r, dl, 64, 36)
+		if err != nil || painter != (i < 2) || rasterGround != (i == 1) {
+			t.Fatalf("world %d: painter %v, raster ground %v, %v", i, painter, rasterGround, err)
 		}
 		img := newImage(64, 36)
 		if err := r.Render(dl, img); err != nil { // creates what a world needs

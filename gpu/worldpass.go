@@ -27,12 +27,9 @@ type worldPass struct {
 
 	// Painter path.
 	cubes, spheres impostorProgram
-	gridLines      gridLineProgram
 	groundView     groundViewProgram
 	impostorVAO    uint32
 	impostors      *streamBuffer
-	lineVAO        uint32
-	lineInstances  *streamBuffer
 }
 
 type objectProgram struct {
@@ -48,11 +45,6 @@ type groundProgram struct {
 type impostorProgram struct {
 	*program
 	uViewport, uLight int32
-}
-
-type gridLineProgram struct {
-	*program
-	uViewport, uLineColor int32
 }
 
 type groundViewProgram struct {
@@ -115,15 +107,6 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 			return nil, err
 		}
 	}
-	if p.gridLines.program, err = newProgram("grid line", shaders.GridLineVertex, shaders.GridLineFragment, ""); err != nil {
-		return nil, err
-	}
-	if err := uniforms(p.gridLines.program, []namedUniform{
-		{"uViewport", &p.gridLines.uViewport}, {"uLineColor", &p.gridLines.uLineColor},
-	}); err != nil {
-		return nil, err
-	}
-
 	if p.groundView.program, err = newProgramStages("ground view", shaders.GroundViewVertex, "", shaders.GroundViewFragment, shaders.Grid); err != nil {
 		return nil, err
 	}
@@ -141,8 +124,6 @@ func newWorldPass(maxSamples int) (_ *worldPass, err error) {
 	p.sphere = newMeshGL(sphereMesh(sphereSlices, sphereStacks), p.instances)
 	p.impostors = newStreamBuffer()
 	p.impostorVAO = newInstanceVAO(p.impostors, floatsPerImpostor/4)
-	p.lineInstances = newStreamBuffer()
-	p.lineVAO = newInstanceVAO(p.lineInstances, floatsPerGridLine/4)
 	if err := glCheck("creating the 3D objects"); err != nil {
 		return nil, err
 	}
@@ -219,21 +200,8 @@ func (p *worldPass) drawPainter(f *frame, dst *target) {
 	gl.Scissor(sc[0], sc[1], sc[2], sc[3])
 	vw, vh := float32(dst.w), float32(dst.h)
 	switch {
-	case wf.lineMode:
-		if !wf.filled {
-			c := wf.groundCol
-			gl.ClearColor(c[0], c[1], c[2], c[3])
-			gl.Clear(gl.COLOR_BUFFER_BIT)
-		}
-		if n := len(f.gridLines) / floatsPerGridLine; n > 0 {
-			g := &p.gridLines
-			g.use()
-			gl.Uniform2f(g.uViewport, vw, vh)
-			gl.Uniform4fv(g.uLineColor, 1, &wf.lineCol[0])
-			gl.BindVertexArray(p.lineVAO)
-			p.lineInstances.upload(f.gridLines)
-			gl.DrawArraysInstanced(gl.TRIANGLES, 0, 3, int32(n))
-		}
+	case wf.rasterGround:
+		// Painted on the CPU and uploaded by drawFrame.
 	case wf.groundHalf > 0 && wf.eye[1] != 0: // a ground seen edge-on shows nothing
 		g := &p.groundView
 		g.use()
@@ -387,16 +355,12 @@ func (p *worldPass) release() {
 	p.instances.release()
 	p.objects.program.release()
 	p.ground.program.release()
-	for _, vao := range []*uint32{&p.impostorVAO, &p.lineVAO} {
-		if *vao != 0 {
-			gl.DeleteVertexArrays(1, vao)
-			*vao = 0
-		}
+	if p.impostorVAO != 0 {
+		gl.DeleteVertexArrays(1, &p.impostorVAO)
+		p.impostorVAO = 0
 	}
 	p.impostors.release()
-	p.lineInstances.release()
 	p.cubes.program.release()
 	p.spheres.program.release()
-	p.gridLines.program.release()
 	p.groundView.program.release()
 }

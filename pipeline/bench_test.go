@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/gpu/gputest"
 	"github.com/tracegrid/tracegrid/scene"
 )
 
@@ -44,7 +45,14 @@ func BenchmarkRenderObjects1920x1080(b *testing.B) {
 			}
 			img := gpu.Image{Width: 1920, Height: 1080, Stride: 4 * 1920, Pix: make([]byte, 4*1920*1080)}
 			var dl scene.DrawList
+			// One frame outside the timing: llvmpipe compiles the
+			// shaders on their first draw.
+			c.StateInto(0, &dl)
+			if err := testRenderer.Render(&dl, img); err != nil {
+				b.Fatal(err)
+			}
 			k := 0
+			cpu := gputest.StartCPU()
 			for b.Loop() {
 				c.StateInto(float64(k%150)/30, &dl)
 				if err := testRenderer.Render(&dl, img); err != nil {
@@ -53,6 +61,7 @@ func BenchmarkRenderObjects1920x1080(b *testing.B) {
 				k++
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+			cpu.Report(b, k)
 		})
 	}
 }

@@ -122,6 +122,14 @@ fps_cell() {
 	if [ "$m" = nan ]; then echo "–"; return; fi
 	if [ "$lo" = "$hi" ]; then printf "%.1f" "$m"; else printf "%.1f (%.1f–%.1f)" "$m" "$lo" "$hi"; fi
 }
+# cpu_cell FILE REGEX: "median (min–max)" CPU ms a frame (the benchmarks'
+# cpu-ms/frame metric: every thread of the process), or "–".
+cpu_cell() {
+	local m lo hi
+	read -r m lo hi <<<"$(awk -v re="$2" '$1 ~ re { for (i = 2; i < NF; i++) if ($(i+1) == "cpu-ms/frame") print $i }' "$1" | stats)"
+	if [ "$m" = nan ]; then echo "–"; return; fi
+	if [ "$lo" = "$hi" ]; then printf "%.1f" "$m"; else printf "%.1f (%.1f–%.1f)" "$m" "$lo" "$hi"; fi
+}
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # The objects (CountVideoBench) rows. Render only and render+readback: Go
@@ -281,10 +289,10 @@ objects_section() {
 	echo
 	echo "| stage | frames/s | how |"
 	echo "|---|---|---|"
-	echo "| render only (GL, glFinish), real frames, N=50 cubes / spheres | $(fps_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_cube') / $(fps_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_sphere') | \`go test -bench BenchmarkRenderObjectsNoReadback ./gpu\` |"
+	echo "| render only (GL, glFinish), real frames, N=50 cubes / spheres | $(fps_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_cube') / $(fps_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_sphere') (CPU $(cpu_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_cube') / $(cpu_cell "$ob" '^BenchmarkRenderObjectsNoReadback/N50_sphere') ms a frame) | \`go test -bench BenchmarkRenderObjectsNoReadback ./gpu\` |"
 	echo "| render only, synthetic: 50 lit noisy objects on a ground up to the horizon | $(fps_cell "$ob" '^BenchmarkRenderWorldNoReadback') | \`go test -bench BenchmarkRenderWorldNoReadback ./gpu\` |"
 	echo "| render + readback RGBA, same synthetic frame | $(fps_cell "$ob" '^BenchmarkRenderWorld1920x1080') | \`go test -bench BenchmarkRenderWorld1920x1080 ./gpu\` |"
-	echo "| render + readback RGBA, real frames, N=50 cubes / spheres | $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_cube') / $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_sphere') | \`go test -bench BenchmarkRenderObjects1920x1080 ./pipeline\` |"
+	echo "| render + readback RGBA, real frames, N=50 cubes / spheres | $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_cube') / $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_sphere') (CPU $(cpu_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_cube') / $(cpu_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_sphere') ms a frame) | \`go test -bench BenchmarkRenderObjects1920x1080 ./pipeline\` |"
 	echo "| whole pipeline, $OBJ_SPEC ($obj_clips clips, $obj_frames frames) | $(fmt "$(calc "$obj_frames / $obj_pipe_s")") | \`tracegrid render --spec $OBJ_SPEC\`: median $(printf %.2f "$obj_pipe_s") s ($(printf %.2f "$obj_pipe_lo")–$(printf %.2f "$obj_pipe_hi")) |"
 	echo "| reference A: \`ffmpeg\` encode only, same frames | $(fmt "$(calc "$obj_frames / $obj_ref_s")") | one clip at a time, ffmpeg's own threading: median $(printf %.2f "$obj_ref_s") s ($(printf %.2f "$obj_ref_lo")–$(printf %.2f "$obj_ref_hi")) |"
 	echo "| reference B: \`ffmpeg\` encode only, same frames, same settings | $(fmt "$(calc "$obj_frames / $obj_refb_s")") | \`-threads $obj_threads\`, $(nproc) processes in parallel: $(printf %.2f "$obj_refb_s") s |"
@@ -295,11 +303,15 @@ objects_section() {
 	echo "How the world is drawn, step by step (render only, real frames, N=50, \`go test -bench BenchmarkObjectsPaths ./gpu\`;"
 	echo "gpu/doc.go describes the paths; each step is forced on the same frames):"
 	echo
-	echo "| step | cubes (frames/s) | spheres (frames/s) |"
-	echo "|---|---|---|"
-	echo "| depth path: cube and 32×16 sphere meshes, depth buffer, 4× MSAA, resolve blit (how every world was drawn before) | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_cube-red/depth_msaa') | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_sphere-blue/depth_msaa') |"
-	echo "| painter path: one impostor octagon an object with analytic edge coverage, far to near; ground shaded per pixel | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_cube-red/painter_groundshader') | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_sphere-blue/painter_groundshader') |"
-	echo "| painter path with the grid lines as thin triangles over a clear to the ground colour (what these frames take) | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_cube-red/painter_lines') | $(fps_cell "$ob" '^BenchmarkObjectsPaths/N50_sphere-blue/painter_lines') |"
+	echo "| step | cubes (frames/s) | cubes (CPU ms a frame) | spheres (frames/s) | spheres (CPU ms a frame) |"
+	echo "|---|---|---|---|---|"
+	local step
+	for step in "depth_msaa|depth path: cube and 32×16 sphere meshes, depth buffer, 4× MSAA, resolve blit (how every world was drawn before)" \
+		"painter_groundshader|painter path: one impostor octagon an object with analytic edge coverage, far to near; ground shaded per pixel" \
+		"painter_raster|painter path with the ground and its grid lines painted on the CPU (package raster), uploaded under the objects (what these frames take)"; do
+		local name=${step%%|*}
+		echo "| ${step#*|} | $(fps_cell "$ob" "^BenchmarkObjectsPaths/N50_cube-red/$name") | $(cpu_cell "$ob" "^BenchmarkObjectsPaths/N50_cube-red/$name") | $(fps_cell "$ob" "^BenchmarkObjectsPaths/N50_sphere-blue/$name") | $(cpu_cell "$ob" "^BenchmarkObjectsPaths/N50_sphere-blue/$name") |"
+	done
 	if [ -n "$BEFORE" ]; then
 		echo
 		echo "### Before and after, this run"
@@ -313,6 +325,7 @@ objects_section() {
 		echo "| render + readback, synthetic world (frames/s) | $(fps_cell "$obb" '^BenchmarkRenderWorld1920x1080') | $(fps_cell "$ob" '^BenchmarkRenderWorld1920x1080') |"
 		echo "| render + readback, real frames, N=50 cubes (frames/s) | $(fps_cell "$obb" '^BenchmarkRenderObjects1920x1080/N50_cube') | $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_cube') |"
 		echo "| render + readback, real frames, N=50 spheres (frames/s) | $(fps_cell "$obb" '^BenchmarkRenderObjects1920x1080/N50_sphere') | $(fps_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_sphere') |"
+		echo "| render + readback, real frames, N=50 cubes / spheres (CPU ms a frame, all threads; – where the code does not report it) | $(cpu_cell "$obb" '^BenchmarkRenderObjects1920x1080/N50_cube') / $(cpu_cell "$obb" '^BenchmarkRenderObjects1920x1080/N50_sphere') | $(cpu_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_cube') / $(cpu_cell "$ob" '^BenchmarkRenderObjects1920x1080/N50_sphere') |"
 		echo "| whole objects pipeline ($obj_frames frames), median time | $(printf %.2f "$objb_pipe_s") s | $(printf %.2f "$obj_pipe_s") s |"
 		echo "| whole objects pipeline ÷ reference A, per run | $objb_ratios (median **$(printf %.2f "$objb_ratio")×**) | $obj_ratios (median **$(printf %.2f "$obj_ratio")×**) |"
 		local d

@@ -90,17 +90,6 @@ var CubeFragment string
 //go:embed sphere.frag.glsl
 var SphereFragment string
 
-// GridLineVertex places one ground grid line's quad per instance (the
-// painter path where lines are far apart).
-//
-//go:embed gridline.vert.glsl
-var GridLineVertex string
-
-// GridLineFragment blends a grid line's anti-aliased band over the ground.
-//
-//go:embed gridline.frag.glsl
-var GridLineFragment string
-
 // GroundViewVertex covers the output with one quad, for GroundViewFragment.
 //
 //go:embed groundview.vert.glsl

@@ -14,7 +14,6 @@ func TestSources(t *testing.T) {
 		"ObjectVertex": ObjectVertex, "ObjectFragment": ObjectFragment,
 		"GroundVertex": GroundVertex, "GroundFragment": GroundFragment,
 		"ImpostorVertex": ImpostorVertex, "CubeFragment": CubeFragment, "SphereFragment": SphereFragment,
-		"GridLineVertex": GridLineVertex, "GridLineFragment": GridLineFragment,
 		"GroundViewVertex": GroundViewVertex, "GroundViewFragment": GroundViewFragment,
 	} {
 		if !strings.HasPrefix(src, "#version 330 core\n") {
