@@ -22,10 +22,10 @@ import (
 // On llvmpipe the depth path's cost is the multisampled buffers (clearing
 // and resolving four samples a pixel) and the spheres' triangles; the
 // painter path shades each pixel once, and an object as one octagon around
-// it. The ground's grid lines, where they are at least minLineGap pixels
-// apart everywhere in view and the ground fills the canvas, are drawn one
-// thin triangle a line over a clear to the ground colour
-// (gridline.*.glsl) instead of shading every ground pixel; otherwise a
+// it. The ground, where its grid lines are at least minLineGap pixels
+// apart everywhere in view and it fills the canvas, is painted on the CPU
+// (ground.go, package raster: each line a band blended row by row over
+// the ground's colour) instead of shaded pixel by pixel; otherwise a
 // canvas-wide pass shades the ground (groundview.*.glsl).
 
 const (
