@@ -22,6 +22,9 @@ cd "$(dirname "$0")/.."
 export GOFLAGS=-tags=egl
 BIN=${BENCH_BIN:-bin/tracegrid}
 GRID=${BENCH_GRID:-default}
+# The hand-written section objects_section prints again, read now: the
+# full run truncates BENCHMARKS.md when it starts writing it.
+KEPT=$(awk '$0 == "<!-- keep: objects-steps -->" { on = 1 } on { print } on && $0 == "<!-- /keep -->" { exit }' BENCHMARKS.md 2> /dev/null || true)
 WORK=$(mktemp -d "${BENCH_TMP:-/dev/shm}/tracegrid-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 now() { date +%s.%N; }
@@ -340,12 +343,11 @@ objects_section() {
 		echo "| whole pipeline, grid \`$GRID\`, median time | $(printf %.2f "$gb") s ($(printf %.2f "$gblo")–$(printf %.2f "$gbhi")) | $(printf %.2f "$ga") s ($(printf %.2f "$galo")–$(printf %.2f "$gahi")) |"
 	fi
 	# How the rows got here: kept from BENCHMARKS.md between its markers
-	# (written by hand from measurements made once, not by this script).
-	local kept
-	kept=$(awk '$0 == "<!-- keep: objects-steps -->" { on = 1 } on { print } on && $0 == "<!-- /keep -->" { exit }' BENCHMARKS.md 2> /dev/null || true)
-	if [ -n "$kept" ]; then
+	# (written by hand from measurements made once, not by this script),
+	# read in KEPT before BENCHMARKS.md is rewritten.
+	if [ -n "$KEPT" ]; then
 		echo
-		echo "$kept"
+		echo "$KEPT"
 	fi
 }
 
