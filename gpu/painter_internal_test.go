@@ -236,9 +236,7 @@ func TestGroundLines(t *testing.T) {
 	_, rm, clip := topDownGrid()
 	g := scene.Ground{Half: 20, LineSpacing: 2, LineWidth: 0.425}
 	lines := appendGroundLines(nil, &rm, &g, clip)
-	// x from −5 to 5: lines at −4 … 4 (the bands at ±6, within a line
-	// width of the view in ground units, reach no pixel centre), and z
-	// likewise.
+	// x from −5 to 5 in view: lines at −4 … 4, and z likewise.
 	if len(lines) != 10 {
 		t.Fatalf("%d lines, want 10", len(lines))
 	}
