@@ -40,8 +40,17 @@ func TestConcurrentRendersMatchAlone(t *testing.T) {
 	world := worldList(171, 97, goldenWorld(),
 		scene.Item{Kind: scene.Text, X0: 85, Y0: 12, Size: 11, Text: "3 cubes, 3 spheres", Color: ink},
 		scene.Item{Kind: scene.FillCircle, X0: 20, Y0: 80, R: 6, Color: red})
+	// A CountVideoBench frame, whose ground is painted on the caller's
+	// goroutine and whose objects' rectangles alone go through GL.
+	objects := objectsFrame(t, 20, "cube-red")
+	if painter, raster, _, _ := gpu.WorldPath(r, objects, 1280, 720); !painter || !raster {
+		t.Fatalf("objects frame: painter %v, raster ground %v", painter, raster)
+	}
 	workers := [2][]job{
-		{{"composite 320x200", compositeList(), 320, 200, 4*320 + 64}},
+		{
+			{"composite 320x200", compositeList(), 320, 200, 4*320 + 64},
+			{"objects 1280x720", objects, 1280, 720, 4*1280 + 12},
+		},
 		{
 			{"world 171x97", world, 171, 97, 4*171 + 2},
 			{"composite 80x50", compositeList(), 80, 50, 4 * 80},

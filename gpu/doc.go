@@ -31,10 +31,12 @@
 // A GL context is current on one OS thread, so each Renderer runs one
 // goroutine locked to its thread and sends all GL work there. Renderers may
 // be used from any goroutine, by several at once: Render lays its frame
-// out (item quads, text, the world's camera and objects) on the caller's
-// goroutine, into a frame of its own taken from the Renderer's free list,
-// with no lock held; only the upload, the draws and the read back run on
-// the GL thread, one frame after another. So two workers sharing a
+// out (item quads, text, the world's camera and objects; a painted ground,
+// straight into the caller's image) on the caller's goroutine, into a
+// frame of its own taken from the Renderer's free list, with no lock held;
+// only the upload, the draws and the read back run on the GL thread, one
+// frame after another. (So a Render that fails after layout may have
+// written the ground into the image.) So two workers sharing a
 // Renderer lay out in parallel, and a steady stream of frames allocates
 // nothing.
 //
@@ -111,7 +113,7 @@
 // (and items) may draw in, draws them over it, and reads those rectangles
 // back; every other pixel is final already. On llvmpipe a thin triangle
 // costs a 4×4 block of fragments wherever it touches one, so drawing the
-// ~75 lines of a 1080p objects frame in GL cost about 6 ms of CPU, three
+// ~70 lines of a 1080p objects frame in GL cost about 6 ms of CPU, three
 // times this loop; on a GPU the loop is a millisecond of CPU per frame and
 // the uploads and reads shrink with the objects. Otherwise a canvas-wide
 // pass casts each pixel's ray at the ground plane, box-filters the lines

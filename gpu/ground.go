@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tracegrid/tracegrid/gpu/internal/raster"
@@ -24,9 +25,11 @@ import (
 const maxDirtyShare = 0.6
 
 // unorm8 is a colour channel in [0, 1] as GL stores it in an RGBA8
-// framebuffer: clamped, times 255, rounded to nearest.
+// framebuffer: clamped, times 255, rounded to nearest. The product is
+// exact in float64, so the rounding is once, the same on every machine
+// (0.7 in float32 is 178.49999… levels: 178).
 func unorm8(c float32) byte {
-	return byte(min(max(c, 0), 1)*255 + 0.5)
+	return byte(math.Floor(float64(min(max(c, 0), 1))*255 + 0.5))
 }
 
 func unorm8x4(c [4]float32) [4]byte {

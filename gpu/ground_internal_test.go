@@ -46,7 +46,7 @@ func TestUnorm8(t *testing.T) {
 	for _, c := range []struct {
 		in   float32
 		want byte
-	}{{0, 0}, {1, 255}, {0.5, 128}, {-1, 0}, {2, 255}, {0.35, 89}, {0.55, 140}} {
+	}{{0, 0}, {1, 255}, {0.5, 128}, {-1, 0}, {2, 255}, {0.35, 89}, {0.55, 140}, {0.7, 178}, {1.0 / 255, 1}, {254.0 / 255, 254}} {
 		if got := unorm8(c.in); got != c.want {
 			t.Errorf("unorm8(%g) = %d, want %d", c.in, got, c.want)
 		}

@@ -412,6 +412,23 @@ func TestRasterGroundRectangles(t *testing.T) {
 				if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
 					t.Errorf("N=%d %s at %g s: the objects' rectangles and the whole output give different frames", n, class, at)
 				}
+				// Letterboxed (the canvas 180 rows from the top of
+				// 1920×1440), no items: the rectangles are in output
+				// pixels, not the canvas's.
+				if painter, raster, _, _ := gpu.WorldPath(r, dl, 1920, 1440); !painter || !raster {
+					t.Fatalf("N=%d %s at %g s, letterboxed: painter %v, raster ground %v", n, class, at, painter, raster)
+				}
+				for i, whole := range []bool{false, true} {
+					gpu.ForceWholeUpload(r, whole)
+					imgs[i] = newImage(1920, 1440)
+					if err := r.Render(dl, imgs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				gpu.ForceWholeUpload(r, false)
+				if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
+					t.Errorf("N=%d %s at %g s, letterboxed: the objects' rectangles and the whole output give different frames", n, class, at)
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -118,14 +119,14 @@ func (r *Renderer) render(dl *scene.DrawList, dst Image, readback bool) error {
 	if dl.Width <= 0 || dl.Height <= 0 {
 		return fmt.Errorf("gpu: Render: draw list canvas %dx%d is empty", dl.Width, dl.Height)
 	}
+	if dst.Width > r.maxSize || dst.Height > r.maxSize {
+		return fmt.Errorf("gpu: Render: %dx%d exceeds the driver's %d-pixel limit", dst.Width, dst.Height, r.maxSize)
+	}
 	if err := checkImage(dst, readback); err != nil {
 		return err
 	}
 	if r.closed.Load() {
 		return errClosed
-	}
-	if dst.Width > r.maxSize || dst.Height > r.maxSize {
-		return fmt.Errorf("gpu: Render: %dx%d exceeds the driver's %d-pixel limit", dst.Width, dst.Height, r.maxSize)
 	}
 	// Layout happens here, on the caller's goroutine and with no lock held,
 	// into a frame of its own; the GL thread only uploads and draws.
@@ -174,7 +175,12 @@ func checkImage(dst Image, needPix bool) error {
 	if dst.Stride < 4*dst.Width {
 		return fmt.Errorf("gpu: Render: stride %d < 4*width %d", dst.Stride, 4*dst.Width)
 	}
-	if need := (dst.Height-1)*dst.Stride + 4*dst.Width; len(dst.Pix) < need {
+	if dst.Stride > math.MaxInt32 { // GL takes a row length in 32 bits
+		return fmt.Errorf("gpu: Render: stride %d too large", dst.Stride)
+	}
+	// In 64 bits: the size is within the driver's limit (checked first),
+	// the stride within 32 bits, so this cannot overflow.
+	if need := int64(dst.Height-1)*int64(dst.Stride) + 4*int64(dst.Width); int64(len(dst.Pix)) < need {
 		return fmt.Errorf("gpu: Render: Pix has %d bytes, %dx%d with stride %d needs %d",
 			len(dst.Pix), dst.Width, dst.Height, dst.Stride, need)
 	}
@@ -222,11 +228,14 @@ func (r *Renderer) init() error {
 		Platform: platform,
 		Device:   device,
 	}
-	var maxRB int32
+	// The output framebuffer's colour is a texture, the multisampled
+	// one's a renderbuffer: the size limit is the least of the three.
+	var maxRB, maxTex int32
 	var maxVP [2]int32
 	gl.GetIntegerv(gl.MAX_RENDERBUFFER_SIZE, &maxRB)
+	gl.GetIntegerv(gl.MAX_TEXTURE_SIZE, &maxTex)
 	gl.GetIntegerv(gl.MAX_VIEWPORT_DIMS, &maxVP[0])
-	r.maxSize = int(min(maxRB, maxVP[0], maxVP[1]))
+	r.maxSize = int(min(maxRB, maxTex, maxVP[0], maxVP[1]))
 	var maxSamples int32
 	gl.GetIntegerv(gl.MAX_SAMPLES, &maxSamples)
 	r.info.MaxSamples = int(maxSamples)
@@ -248,8 +257,10 @@ func (r *Renderer) init() error {
 	return glCheck("initialization")
 }
 
-// drawFrame runs on the GL thread: clear, the world if there is one, the
-// items in one or a few instanced draws, read back.
+// drawFrame runs on the GL thread: clear (or, with a painted ground, upload
+// the rectangles f.dirty of the painted image), the world if there is
+// one, the items in one or a few instanced draws, read back (f.dirty
+// only, with a painted ground).
 func (r *Renderer) drawFrame(f *frame) error {
 	if r.ctx == nil {
 		return errClosed

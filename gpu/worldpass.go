@@ -174,9 +174,9 @@ func uniforms(prog *program, us []namedUniform) error {
 	return nil
 }
 
-// draw runs on the GL thread after dst was cleared to bg (or, when
-// f.world.filled, to the ground colour): it draws f's world over the
-// canvas rectangle only, into dst. It leaves dst bound, blending on, and
+// draw runs on the GL thread after dst was cleared to bg (or, with a
+// painted ground, after the painted output went up into it): it draws
+// f's world over the canvas rectangle only, into dst. It leaves dst bound, blending on, and
 // depth test, culling and scissor off.
 func (p *worldPass) draw(f *frame, bg [4]float32, dst *target) error {
 	wf := &f.world

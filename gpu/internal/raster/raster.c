@@ -86,7 +86,7 @@ void tg_ground(uint8_t *pix, ptrdiff_t stride, int32_t x0, int32_t y0, int32_t x
 				double px = x + 0.5;
 				double d1 = l->e1[0] * px + r1, d2 = l->e2[0] * px + r2;
 				double u1 = 0.5 - d1, u2 = 0.5 - d2;
-				if (u1 <= 0 || u2 <= 0) {
+				if (!(u1 > 0) || !(u2 > 0)) { // NaN covers nothing
 					continue;
 				}
 				double c = (u1 < 1 ? u1 : 1) + (u2 < 1 ? u2 : 1) - 1;

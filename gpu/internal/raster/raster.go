@@ -51,7 +51,7 @@ func Coverage(l *Line, x, y float64) float64 {
 	d1 := float64(l.E1[0]*x) + (float64(l.E1[1]*y) + l.E1[2])
 	d2 := float64(l.E2[0]*x) + (float64(l.E2[1]*y) + l.E2[2])
 	u1, u2 := 0.5-d1, 0.5-d2
-	if u1 <= 0 || u2 <= 0 {
+	if !(u1 > 0) || !(u2 > 0) { // NaN covers nothing
 		return 0
 	}
 	return max(min(u1, 1)+min(u2, 1)-1, 0)
@@ -72,11 +72,13 @@ func Ground(pix []byte, stride int, rect [4]int, ground, line [4]byte, lines []L
 	if x1 == x0 || y1 == y0 {
 		return nil
 	}
-	if stride < 4*x1 || len(pix) < (y1-1)*stride+4*x1 {
-		return fmt.Errorf("raster: rectangle %v outside an image of %d bytes with stride %d", rect, len(pix), stride)
+	// Sizes first, then the image's extent in 64 bits: nothing here can
+	// overflow into a check that passes.
+	if x1 > 1<<28 || y1 > 1<<28 || stride > 1<<40 {
+		return fmt.Errorf("raster: rectangle %v or stride %d too large", rect, stride)
 	}
-	if x1 > 1<<30 || y1 > 1<<30 {
-		return fmt.Errorf("raster: rectangle %v too large", rect)
+	if stride < 4*x1 || int64(len(pix)) < int64(y1-1)*int64(stride)+4*int64(x1) {
+		return fmt.Errorf("raster: rectangle %v outside an image of %d bytes with stride %d", rect, len(pix), stride)
 	}
 	if ground[3] != 255 || line[3] != 255 {
 		return errors.New("raster: ground and line colours must be opaque")

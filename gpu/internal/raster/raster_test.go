@@ -138,6 +138,35 @@ func TestRectangleAndRows(t *testing.T) {
 	}
 }
 
+// Bands crossing the rectangle's left and right sides are cut there: the
+// band x ≤ 5.5 fills columns 3 and 4 of a rectangle from column 3 and
+// half of column 5; the band x ≥ 13.5 half of 13 and all of 14, the
+// rectangle's last column; nothing outside the rectangle is written.
+func TestBandsCutAtTheSides(t *testing.T) {
+	pix, stride := image(20, 6, 4)
+	lines := []Line{vertical(-10, 5.5, 6), vertical(13.5, 40, 6)}
+	if err := Ground(pix, stride, [4]int{3, 1, 15, 5}, black, white, lines); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]byte{3: 255, 4: 255, 5: 128, 13: 128, 14: 255}
+	for y := range 6 {
+		for x := range 20 {
+			w := byte(7)
+			if y >= 1 && y < 5 && x >= 3 && x < 15 {
+				w = want[x]
+			}
+			if got := red(pix, stride, x, y); got != w {
+				t.Errorf("pixel (%d,%d) = %d, want %d", x, y, got, w)
+			}
+		}
+		for i := 80; i < stride; i++ {
+			if pix[y*stride+i] != 7 {
+				t.Fatalf("padding byte %d of row %d written", i, y)
+			}
+		}
+	}
+}
+
 // Random bands at every angle, width and position, some thinner than a
 // pixel, blended in turn over a coloured ground: every byte is what
 // Coverage and the documented blend give.
@@ -207,6 +236,9 @@ func TestGroundRejects(t *testing.T) {
 		"past the end":    {[4]int{0, 0, 10, 11}, black, white, pix, stride},
 		"short buffer":    {[4]int{0, 0, 10, 10}, black, white, pix[:len(pix)-1], stride},
 		"translucent":     {[4]int{0, 0, 10, 10}, [4]byte{0, 0, 0, 254}, white, pix, stride},
+		// (y1−1)·stride overflows int: the check must not wrap.
+		"huge stride":    {[4]int{0, 0, 1, 3}, black, white, pix, 1 << 62},
+		"huge rectangle": {[4]int{0, 0, 1 << 29, 1}, black, white, pix, 1 << 31},
 	} {
 		if err := Ground(c.pix, c.stride, c.rect, c.ground, c.line, nil); err == nil {
 			t.Errorf("%s: no error", name)
