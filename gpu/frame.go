@@ -140,6 +140,13 @@ func (p *framePool) put(f *frame) {
 	p.mu.Unlock()
 }
 
+// paintedGround reports whether f's ground is painted on the CPU
+// (ground.go) and uploaded, rather than cleared and drawn by GL. f.world
+// is only laid out for a frame with a world.
+func (f *frame) paintedGround() bool {
+	return f.hasWorld && f.world.painter && f.world.rasterGround
+}
+
 // scratchImage is the frame's own w×h image, for a ground painted without
 // a readback (benchmarks); kept between frames.
 func (f *frame) scratchImage(w, h int) Image {

@@ -397,37 +397,28 @@ func TestRasterGroundRectangles(t *testing.T) {
 			}
 			for _, at := range []float64{0, 4.2} {
 				dl := c.State(at)
-				if painter, raster, _, _ := gpu.WorldPath(r, dl, w, h); !painter || !raster {
-					t.Fatalf("N=%d %s at %g s: painter %v, raster ground %v", n, class, at, painter, raster)
-				}
-				var imgs [2]gpu.Image
-				for i, whole := range []bool{false, true} {
-					gpu.ForceWholeUpload(r, whole)
-					imgs[i] = newImage(w, h)
-					if err := r.Render(dl, imgs[i]); err != nil {
-						t.Fatal(err)
+				// At the canvas's size, and letterboxed (the canvas 180
+				// rows from the top of 1920×1440) with no items: the
+				// rectangles are in output pixels, not the canvas's.
+				for _, out := range []struct {
+					name   string
+					ow, oh int
+				}{{"", w, h}, {", letterboxed", 1920, 1440}} {
+					if painter, raster, _, _ := gpu.WorldPath(r, dl, out.ow, out.oh); !painter || !raster {
+						t.Fatalf("N=%d %s at %g s%s: painter %v, raster ground %v", n, class, at, out.name, painter, raster)
 					}
-				}
-				gpu.ForceWholeUpload(r, false)
-				if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
-					t.Errorf("N=%d %s at %g s: the objects' rectangles and the whole output give different frames", n, class, at)
-				}
-				// Letterboxed (the canvas 180 rows from the top of
-				// 1920×1440), no items: the rectangles are in output
-				// pixels, not the canvas's.
-				if painter, raster, _, _ := gpu.WorldPath(r, dl, 1920, 1440); !painter || !raster {
-					t.Fatalf("N=%d %s at %g s, letterboxed: painter %v, raster ground %v", n, class, at, painter, raster)
-				}
-				for i, whole := range []bool{false, true} {
-					gpu.ForceWholeUpload(r, whole)
-					imgs[i] = newImage(1920, 1440)
-					if err := r.Render(dl, imgs[i]); err != nil {
-						t.Fatal(err)
+					var imgs [2]gpu.Image
+					for i, whole := range []bool{false, true} {
+						gpu.ForceWholeUpload(r, whole)
+						imgs[i] = newImage(out.ow, out.oh)
+						if err := r.Render(dl, imgs[i]); err != nil {
+							t.Fatal(err)
+						}
 					}
-				}
-				gpu.ForceWholeUpload(r, false)
-				if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
-					t.Errorf("N=%d %s at %g s, letterboxed: the objects' rectangles and the whole output give different frames", n, class, at)
+					gpu.ForceWholeUpload(r, false)
+					if !bytes.Equal(imgs[0].Pix, imgs[1].Pix) {
+						t.Errorf("N=%d %s at %g s%s: the objects' rectangles and the whole output give different frames", n, class, at, out.name)
+					}
 				}
 			}
 		}

@@ -139,7 +139,7 @@ func (r *Renderer) render(dl *scene.DrawList, dst Image, readback bool) error {
 	if err := f.layout(dl, dst, readback, r.atlas); err != nil {
 		return err
 	}
-	if f.hasWorld && f.world.painter && f.world.rasterGround {
+	if f.paintedGround() {
 		// The ground is painted here, in parallel with other callers'
 		// frames; without a readback, into the frame's own image.
 		img := dst
@@ -275,7 +275,7 @@ func (r *Renderer) drawFrame(f *frame) error {
 	}
 	r.target.bind()
 	bg := [4]float32{f.bg.R, f.bg.G, f.bg.B, f.bg.A}
-	raster := f.hasWorld && f.world.painter && f.world.rasterGround
+	raster := f.paintedGround()
 	if raster {
 		// f.dst holds the painted output: only what the objects and items
 		// may draw over goes up, and comes back below.

@@ -81,17 +81,15 @@ func OtherShardings(shardDB string) ([]string, error) {
 // named as a shard database.
 func BaseDB(shardDB string) (base string, ok bool) {
 	dir, name := filepath.Split(shardDB)
-	parts := strings.Split(name, ".")
-	for i := len(parts) - 1; i >= 0; i-- {
-		if _, err := shard.ParseDir(parts[i]); err == nil {
-			rest := append(append([]string{}, parts[:i]...), parts[i+1:]...)
-			if len(rest) == 0 || strings.Join(rest, "") == "" {
-				return "", false
-			}
-			return dir + strings.Join(rest, "."), true
-		}
+	parts, i, _, ok := shardPart(name)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	rest := append(parts[:i:i], parts[i+1:]...)
+	if strings.Join(rest, "") == "" {
+		return "", false
+	}
+	return dir + strings.Join(rest, "."), true
 }
 
 // SeedShard copies into the shard database dst what the database base
@@ -185,14 +183,24 @@ func globEscape(s string) string {
 // as "*", so that shards of one database share it.
 func shardName(path string) (shard.Shard, string, bool) {
 	dir, base := filepath.Split(path)
-	parts := strings.Split(base, ".")
+	parts, i, s, ok := shardPart(base)
+	if !ok {
+		return shard.Shard{}, "", false
+	}
+	parts[i] = "*"
+	return s, dir + strings.Join(parts, "."), true
+}
+
+// shardPart splits a file name at its dots and finds the last part that
+// names a shard as ShardDB writes it ("2-of-3"): parts[i] is s.
+func shardPart(name string) (parts []string, i int, s shard.Shard, ok bool) {
+	parts = strings.Split(name, ".")
 	for i := len(parts) - 1; i >= 0; i-- {
 		if s, err := shard.ParseDir(parts[i]); err == nil {
-			parts[i] = "*"
-			return s, dir + strings.Join(parts, "."), true
+			return parts, i, s, true
 		}
 	}
-	return shard.Shard{}, "", false
+	return parts, -1, shard.Shard{}, false
 }
 
 // MergeSummary says what Merge did.
