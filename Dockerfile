@@ -1,6 +1,8 @@
 # tracegrid container image: headless rendering through EGL and evaluation.
 #
 #   podman build -t tracegrid .        (or: docker build -t tracegrid .)
+#   podman build --platform linux/arm64 -t tracegrid .   (GH200/Grace nodes;
+#                                      or build natively on an arm64 host)
 #   podman run --rm tracegrid info     (prints the GL renderer EGL picked)
 #
 # Three stages:
@@ -19,9 +21,11 @@
 # and compares the video and trace hashes with a host render.
 #
 # Build arguments:
-#   GO_VERSION, GO_SHA256  the toolchain; both change together. The sum is
-#                          that of the module proxy's zip:
-#                          curl -sSfL $GO_PROXY/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-amd64.zip | sha256sum
+#   GO_VERSION, GO_SHA256_AMD64, GO_SHA256_ARM64
+#                          the toolchain; all three change together. Each
+#                          sum is that of the module proxy's zip for its
+#                          architecture (ARCH = amd64, arm64):
+#                          curl -sSfL $GO_PROXY/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-ARCH.zip | sha256sum
 #   GO_PROXY               where the toolchain zip comes from
 #   GOPROXY                where modules come from (go env GOPROXY syntax)
 #
@@ -34,23 +38,34 @@ ARG GO_VERSION=1.26.8
 # --- go: the toolchain --------------------------------------------------------
 FROM debian:bookworm AS go
 ARG GO_VERSION
-ARG GO_SHA256=30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7
+ARG GO_SHA256_AMD64=30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7
+ARG GO_SHA256_ARM64=02b36b6787b3ac767668f630e2998df45a3b1f9ffee08d1bf3ef6487cd658d99
 ARG GO_PROXY=https://proxy.golang.org
+# TARGETARCH is set by BuildKit and podman (the --platform being built);
+# a builder that leaves it empty builds for the architecture it runs on,
+# which dpkg names the same way (amd64, arm64).
+ARG TARGETARCH
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates curl unzip \
  && rm -rf /var/lib/apt/lists/*
-# amd64 only: another architecture needs its own zip and GO_SHA256.
 # The proxy serves each Go release as module golang.org/toolchain, version
 # v0.0.1-go<release>.<os>-<arch> (the zip the go command itself fetches for
 # GOTOOLCHAIN); its files sit under one directory named after the module.
+# The zip and its pinned sum are chosen by the target architecture.
 RUN --mount=type=secret,id=ca_bundle,required=false \
     set -eu; \
     if [ -s /run/secrets/ca_bundle ]; then export CURL_CA_BUNDLE=/run/secrets/ca_bundle; fi; \
+    arch=${TARGETARCH:-$(dpkg --print-architecture)}; \
+    case "$arch" in \
+        amd64) sum=$GO_SHA256_AMD64 ;; \
+        arm64) sum=$GO_SHA256_ARM64 ;; \
+        *) echo "no Go toolchain sum for architecture $arch (amd64 and arm64 are pinned)" >&2; exit 1 ;; \
+    esac; \
     zip=/tmp/go.zip; \
-    curl -sSfL -o "$zip" "$GO_PROXY/golang.org/toolchain/@v/v0.0.1-go${GO_VERSION}.linux-amd64.zip"; \
-    echo "$GO_SHA256  $zip" | sha256sum -c -; \
+    curl -sSfL -o "$zip" "$GO_PROXY/golang.org/toolchain/@v/v0.0.1-go${GO_VERSION}.linux-${arch}.zip"; \
+    echo "$sum  $zip" | sha256sum -c -; \
     unzip -q "$zip" -d /tmp/go; \
-    mv "/tmp/go/golang.org/toolchain@v0.0.1-go${GO_VERSION}.linux-amd64" /usr/local/go; \
+    mv "/tmp/go/golang.org/toolchain@v0.0.1-go${GO_VERSION}.linux-${arch}" /usr/local/go; \
     rm -rf /tmp/go "$zip"; \
     /usr/local/go/bin/go version
 

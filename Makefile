@@ -9,6 +9,10 @@ BIN := bin/tracegrid
 PREVIEW_BIN := bin/tracegrid-preview
 # A single-node Slurm cluster for the sharding end-to-end test (scripts/slurm).
 CLUSTER_PACKAGES := slurmctld slurmd slurm-client munge jq
+# The container test (scripts/container-test.sh, run by make test): podman
+# with runc, and mmdebstrap to make the debian:bookworm base where no
+# registry answers.
+CONTAINER_PACKAGES := podman mmdebstrap runc uidmap fuse-overlayfs slirp4netns
 PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth
 
 # Build and run: GL through EGL (Mesa's llvmpipe where there is no GPU
@@ -19,7 +23,7 @@ PREVIEW_PACKAGES := libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libx
 # `tracegrid serve`).
 DEB_PACKAGES := gcc libc6-dev pkg-config libegl-dev libegl-mesa0 libgl1-mesa-dri \
 	libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-	libavfilter-dev libavdevice-dev libyuv-dev ffmpeg chromium $(PREVIEW_PACKAGES) $(CLUSTER_PACKAGES)
+	libavfilter-dev libavdevice-dev libyuv-dev ffmpeg chromium $(PREVIEW_PACKAGES) $(CLUSTER_PACKAGES) $(CONTAINER_PACKAGES)
 # Node is taken as found when `npm` is on PATH (machines often carry a
 # NodeSource build whose nodejs conflicts with Debian's npm package);
 # otherwise Debian's nodejs and npm are installed.
@@ -56,6 +60,9 @@ test: vet
 	# Sharded render and eval as Slurm job arrays on a real single-node
 	# cluster, merged and compared with one process (docs/cluster.md).
 	TRACEGRID_BIN=$(CURDIR)/$(BIN) bash scripts/slurm/e2e.sh
+	# The container image built and its render compared with the host's
+	# (it prints SKIP and its reason where no container engine can run).
+	HOST_TRACEGRID=$(CURDIR)/$(BIN) bash scripts/container-test.sh
 
 bench: build
 	bash scripts/bench.sh

@@ -78,7 +78,9 @@ docker_go=$(join_continued Dockerfile | sed -n 's/^ARG GO_VERSION=\(.*\)$/\1/p' 
 	fail "Dockerfile GO_VERSION=$docker_go but go.mod says go $gomod_version (update GO_VERSION and GO_SHA256 together)"
 make_pkgs=$(make -s --no-print-directory --eval '_container_test_pkgs: ; @echo $(DEB_PACKAGES)' _container_test_pkgs)
 # Test- and benchmark-only packages the image leaves out (see the Dockerfile).
-excluded="chromium ffmpeg libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth slurmctld slurmd slurm-client munge jq"
+container_pkgs=$(make -s --no-print-directory --eval '_container_test_pkgs: ; @echo $(CONTAINER_PACKAGES)' _container_test_pkgs)
+[[ -n $container_pkgs ]] || fail "Makefile: no CONTAINER_PACKAGES (what this test needs, installed by make deps)"
+excluded="chromium ffmpeg libx11-dev libxrandr-dev libxinerama-dev libxcursor-dev libxi-dev libxxf86vm-dev libgl-dev xvfb xauth slurmctld slurmd slurm-client munge jq $container_pkgs"
 want=$(for p in $make_pkgs; do [[ " $excluded " == *" $p "* ]] || echo "$p"; done | sort)
 have=$(join_continued Dockerfile | sed -n 's/^ARG BUILD_PACKAGES="\(.*\)"$/\1/p' | tr -s ' \t' '\n' | sed '/^$/d' | sort)
 if [[ $want != "$have" ]]; then
@@ -86,18 +88,38 @@ if [[ $want != "$have" ]]; then
 	diff <(echo "$want") <(echo "$have") | sed 's/^/  /' || true
 	fail "the Makefile's DEB_PACKAGES and the Dockerfile's BUILD_PACKAGES must name the same build packages: update whichever is behind (or the exclusions here)"
 fi
-say "Dockerfile agrees with go.mod (go $gomod_version) and the Makefile's DEB_PACKAGES"
+# The Go toolchain follows the target architecture (amd64, arm64: GH200 /
+# Grace nodes): run the go stage's own selection for each architecture,
+# with its pinned sums, and check the zip and sum it picks.
+dockerfile_joined=$(join_continued Dockerfile)
+select_snippet=$(sed -n 's/.*\(arch=\${TARGETARCH.*esac;\).*/\1/p' <<<"$dockerfile_joined")
+[[ -n $select_snippet ]] || fail "Dockerfile: the go stage does not choose its toolchain by arch=\${TARGETARCH:-\$(dpkg --print-architecture)} … esac"
+[[ $select_snippet == *'$(dpkg --print-architecture)'* ]] ||
+	fail "Dockerfile: without TARGETARCH the toolchain must follow dpkg --print-architecture"
+grep -q 'linux-\${arch}\.zip' <<<"$dockerfile_joined" || fail "Dockerfile: the toolchain zip's name must use the chosen \${arch}"
+for arch in amd64 arm64; do
+	var=GO_SHA256_${arch^^}
+	pinned=$(sed -n "s/^ARG $var=\([0-9a-f]\{64\}\)\$/\1/p" <<<"$dockerfile_joined" | head -1)
+	[[ -n $pinned ]] || fail "Dockerfile: no ARG $var=<64 hex digits> (the $arch toolchain's sum)"
+	got=$(TARGETARCH=$arch GO_SHA256_AMD64=$(sed -n 's/^ARG GO_SHA256_AMD64=//p' <<<"$dockerfile_joined") \
+		GO_SHA256_ARM64=$(sed -n 's/^ARG GO_SHA256_ARM64=//p' <<<"$dockerfile_joined") \
+		bash -c "set -eu; $select_snippet"' echo "$arch $sum"') || fail "Dockerfile: the go stage's selection fails for $arch"
+	[[ $got == "$arch $pinned" ]] || fail "Dockerfile: TARGETARCH=$arch selects '$got', want '$arch $pinned'"
+done
+say "Dockerfile agrees with go.mod (go $gomod_version) and the Makefile's DEB_PACKAGES; Go toolchain pinned for amd64 and arm64"
 
 # --- 2. A container engine that can run.
 install_podman() {
 	[[ ${CONTAINER_TEST_INSTALL:-1} == 1 ]] || return 1
 	[[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || return 1
-	say "installing podman (apt-get)"
+	# The Makefile's CONTAINER_PACKAGES, which make deps installs too.
+	say "installing $container_pkgs (apt-get)"
+	# shellcheck disable=SC2086 # a list of package names
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		podman mmdebstrap runc uidmap fuse-overlayfs slirp4netns >"$TMP/apt.log" 2>&1 ||
+		$container_pkgs >"$TMP/apt.log" 2>&1 ||
 		{ apt-get update -qq >>"$TMP/apt.log" 2>&1 &&
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-				podman mmdebstrap runc uidmap fuse-overlayfs slirp4netns >>"$TMP/apt.log" 2>&1; } ||
+				$container_pkgs >>"$TMP/apt.log" 2>&1; } ||
 		{ tail -5 "$TMP/apt.log"; return 1; }
 }
 ENGINE=${CONTAINER_ENGINE:-}
