@@ -95,6 +95,13 @@
 //     (s)", "Time", "Timestamp"), a time list ("Bounce times (s): 1.25,
 //     2.5", JSON "timestamps": [1.0, 2.5]).
 //
+// A comma between digits with no space is a decimal comma only where that
+// is clear: not three digits after it (thousands), and a time unit after
+// it or after the end of a range so written ("8,0 s", "2,5–3,0 s"). A pair
+// that could be either ("at 8,9 and 10 s", "1,500 ms") is no time
+// (FlagAmbiguousTime); longer runs and JSON arrays are lists ("2,4,6",
+// "[1,2]").
+//
 // Bare numbers listed before a unit share it ("at 2, 4 and 6 seconds").
 // Durations are not moments: a unit or clock time after "every", "each",
 // "for", "lasting", "in", "within", "after", "first/last/next", "a/an",

@@ -144,6 +144,10 @@ const (
 	// FlagFrameOutOfRange: a "frame k" named a frame outside 1…len(FrameTimes)
 	// (or 0); it gave no time.
 	FlagFrameOutOfRange = "frame_out_of_range"
+	// FlagAmbiguousTime: a number with a comma between digits that may be
+	// a decimal separator or a list or thousands separator ("at 8,9 and
+	// 10 s", "1,500 ms") gave no time.
+	FlagAmbiguousTime = "ambiguous_time"
 )
 
 // Reasons a reported line is not an event of its domain (Event.Excluded).

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,6 +118,9 @@ type num struct {
 	unit       string  // "s", "ms", "min" or "" (none)
 	glued      bool    // followed directly by letters that are not a time unit ("3rd", "2x")
 	neg        bool    // preceded directly by a minus sign
+	// ambig: one side of "8,9" or "1,500" that is neither clearly a
+	// decimal comma nor clearly a list or thousands separator; never a time.
+	ambig bool
 }
 
 func (n num) timeUnit() bool { return n.clock || n.unit != "" }
@@ -135,6 +139,9 @@ func (d *doc) scanNumbers() {
 			continue
 		}
 		n := d.scanNum(i)
+		if k := len(d.nums) - 1; k >= 0 && d.nums[k].ambig && d.nums[k].end == n.start-1 {
+			n.ambig = true // the right side of an ambiguous comma pair
+		}
 		d.nums = append(d.nums, n)
 		i = n.uEnd
 		if i <= n.start { // cannot happen; guards the loop
@@ -191,6 +198,16 @@ func (d *doc) scanNum(i int) num {
 		n.frac = true
 	}
 	n.plain, _ = strconv.ParseFloat(w[i:n.end], 64)
+	if nd := d.commaPair(i, k); nd > 0 {
+		if p := k + 1 + nd; nd != 3 && d.unitAhead(p) {
+			// "8,0 s": a decimal comma (never three digits: "1,500 ms"
+			// may be thousands).
+			n.end, n.isInt, n.frac = p, false, true
+			n.plain, _ = strconv.ParseFloat(w[i:k]+"."+w[k+1:p], 64)
+		} else {
+			n.ambig = true
+		}
+	}
 	n.uEnd = n.end
 	if u, e := d.unitAt(n.end); u != "" {
 		n.unit, n.uEnd = u, e
@@ -227,6 +244,44 @@ func (d *doc) scanNum(i int) num {
 		n.neg = true
 	}
 	return n
+}
+
+// commaPair reports the number of digits after a comma that joins the
+// digits w[i:k] to more digits with nothing between ("8,0", "1,500"), or
+// 0. Not a pair: a longer run ("2,4,6"), the digits of a decimal
+// ("0.5,2"), a JSON array ("[1,2]"), a clock ("00:03,00:05").
+func (d *doc) commaPair(i, k int) int {
+	w := d.w
+	if k+1 >= len(w) || w[k] != ',' {
+		return 0
+	}
+	nd := digitsAt(w, k+1)
+	if nd == 0 || i > 0 && w[i-1] == '[' || i > 1 && strings.IndexByte(",.:", w[i-1]) >= 0 && isDigit(w[i-2]) {
+		return 0
+	}
+	if p := k + 1 + nd; p < len(w) && (w[p] == ']' || p+1 < len(w) && strings.IndexByte(",.:", w[p]) >= 0 && isDigit(w[p+1])) {
+		return 0
+	}
+	return nd
+}
+
+// reCommaRangeEnd is the rest of a range whose start has a decimal comma:
+// "2,5 to 3,0 s", "2,5–3,0 s", "between 2,5 and 3,0 seconds".
+var reCommaRangeEnd = regexp.MustCompile(`^\s*(?:-|–|—|to|until|till|through|and)\s*\d+,(\d+)`)
+
+// unitAhead reports whether a time unit follows p, directly or after the
+// end of a range written with a decimal comma: what makes the comma before
+// p clearly a decimal separator.
+func (d *doc) unitAhead(p int) bool {
+	if u, _ := d.unitAt(p); u != "" {
+		return true
+	}
+	m := reCommaRangeEnd.FindStringSubmatchIndex(d.w[p:])
+	if m == nil || m[3]-m[2] == 3 {
+		return false
+	}
+	u, _ := d.unitAt(p + m[1])
+	return u != ""
 }
 
 // unitAt reads a time unit starting at p (after at most two spaces, or a

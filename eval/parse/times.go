@@ -111,6 +111,12 @@ func (d *doc) classifyTimes() {
 		case n.badClock:
 			d.flag(FlagInvalidTimestamp)
 			continue
+		case n.ambig:
+			// "8,9" may be 8.9 or 8 and 9: no time rather than a guess.
+			if n.timeUnit() || inList(n.start) || reKeyCue.MatchString(before) {
+				d.flag(FlagAmbiguousTime)
+			}
+			continue
 		case n.neg:
 			continue
 		case n.clock || n.unit != "":
@@ -173,6 +179,10 @@ func (d *doc) sharedUnitLists(times []stamp) []stamp {
 		first := b.num
 		for k := b.num - 1; k >= 0; k-- {
 			n := d.nums[k]
+			if n.ambig {
+				d.flag(FlagAmbiguousTime)
+				break
+			}
 			if n.timeUnit() || n.neg || n.glued || n.badClock || !reListSep.MatchString(d.w[n.uEnd:d.nums[k+1].start]) {
 				break
 			}
@@ -304,7 +314,7 @@ func (d *doc) mergeRanges(times []stamp) []stamp {
 		na := d.nums[ia]
 		gap := d.w[na.uEnd:nb.start]
 		m := reRangeConn.FindStringSubmatch(gap)
-		if m == nil || na.neg || na.badClock || na.glued {
+		if m == nil || na.neg || na.badClock || na.glued || na.ambig {
 			out = append(out, b)
 			continue
 		}
