@@ -3,12 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/results"
@@ -381,5 +384,94 @@ func TestUnansweredByKind(t *testing.T) {
 	fm := fakemodel.New(t, fakemodel.Always(dollar))
 	if sum, err := runStudy(t, context.Background(), standIn(t, fm, 1, 1, direct), openDB(t)); err != nil || !sum.Answered() || sum.Unanswered != nil {
 		t.Errorf("all answered: %+v %v", sum, err)
+	}
+}
+
+// TestSpendingCapWrongEstimate (issue 31 item 8): the server bills $30 a
+// trial, far above the dry-run estimate (a few dollars: below a third of
+// the $10 cap, so three estimates fit under it), and three workers could
+// start trials together. Until a trial of a model × condition has shown
+// its real cost, only one such trial is in flight: the first one costs
+// $30 and stops the run, so exactly one request is sent and the spend is
+// within the cap plus one trial. With two conditions, neither observed,
+// still one request: one trial whose cost is unknown is in flight at a
+// time in the whole run.
+func TestSpendingCapWrongEstimate(t *testing.T) {
+	thirty := fakemodel.Reply{PromptTokens: 30_000} // $30 at $1000/M
+	for _, conds := range [][]study.Condition{{direct}, {direct, {Policy: "fps:1", Prompt: "direct"}}} {
+		// Each reply is held until three requests are in flight or 300 ms
+		// have passed, so that trials admitted together are in flight
+		// together whatever the scheduling.
+		var mu sync.Mutex
+		arrived, gate := 0, make(chan struct{})
+		fm := fakemodel.New(t, func(fakemodel.Request) fakemodel.Reply {
+			mu.Lock()
+			if arrived++; arrived == 3 {
+				close(gate)
+			}
+			mu.Unlock()
+			hold := make(chan struct{})
+			go func() {
+				select {
+				case <-gate:
+				case <-time.After(300 * time.Millisecond):
+				}
+				close(hold)
+			}()
+			r := thirty
+			r.Hold = hold
+			return r
+		})
+		st := standIn(t, fm, 4, 3, conds...)
+		st.MaxUSD = 10
+		clips, err := loadClips(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, e := range estimates(st, clips, prompts.Default(), slog.New(slog.DiscardHandler)) {
+			if e <= 0 || e >= st.MaxUSD/3 {
+				t.Fatalf("%v: estimate $%.4f; the test needs one below a third of the cap", k, e)
+			}
+		}
+		sum, err := runStudy(t, context.Background(), st, openDB(t))
+		if !errors.Is(err, ErrBudget) || fm.Requests() != 1 || sum.Done != 1 || math.Abs(sum.CostUSD-30) > 1e-9 {
+			t.Errorf("%d conditions: %+v %v, %d requests; want ErrBudget after exactly 1 request, $30 (cap $10 + one trial)",
+				len(conds), sum, err, fm.Requests())
+		}
+	}
+}
+
+// TestBudgetReservesLargerOfEstimateAndObserved (issue 31 item 8): once a
+// condition's cost is observed, a trial reserves the larger of the dry-run
+// estimate and the largest observed cost; before that, one trial whose
+// cost is unknown is in flight at a time.
+func TestBudgetReservesLargerOfEstimateAndObserved(t *testing.T) {
+	a, b := results.Key{Study: "s", Model: "m", Policy: "fps:1"}, results.Key{Study: "s", Model: "m", Policy: "fps:4"}
+	bg := newBudget(100, 0, nil, map[results.Key]float64{a: 3, b: 2})
+	ctx := context.Background()
+	s1, err := bg.admit(ctx, ctx, a)
+	if err != nil || s1 != (slot{reserved: 3, probe: true}) {
+		t.Fatalf("first trial of a: %+v %v", s1, err)
+	}
+	// A second trial of an unobserved condition, a's or b's, waits.
+	for _, k := range []results.Key{a, b} {
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		if s, err := bg.admit(short, ctx, k); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s admitted beside a probe: %+v %v", k.Policy, s, err)
+		}
+		cancel()
+	}
+	bg.release(a, s1, 1, true) // observed below the estimate
+	for _, c := range []struct {
+		observed, want float64
+	}{{0, 3}, {5, 5}, {4, 5}} {
+		if c.observed > 0 {
+			bg.release(a, slot{}, c.observed, true)
+		}
+		s, err := bg.admit(ctx, ctx, a)
+		if err != nil || s != (slot{reserved: c.want}) {
+			t.Errorf("after $%v observed: %+v %v; want $%v reserved, no probe", c.observed, s, err, c.want)
+		}
+		bg.release(a, s, 0, false)
 	}
 }

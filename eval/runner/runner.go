@@ -454,30 +454,42 @@ func estimates(st *study.Study, clips []*clipData, set *prompts.Set, log *slog.L
 // recorded spend plus the expected cost of the trials in flight is below
 // the cap; otherwise it waits for one in flight to finish, and once the
 // recorded spend alone reaches the cap the run stops starting trials. A
-// trial's expected cost is the largest cost observed for an answered trial
-// of its model and condition (this run's or stored), else the dry-run
-// estimate. The spend can thus pass the cap only by what the trials in
-// flight at the last start cost: by one trial's cost when the expected
-// costs hold, more only by how much trials in flight cost above their
-// expected cost. A nil *budget has no cap.
+// trial's expected cost is the larger of the dry-run estimate and the
+// largest cost observed for an answered trial of its model and condition
+// (this run's or stored). An estimate can be wrong by any factor (video
+// token counts often are), so until a model × condition has an observed
+// cost, its trials are probes: one probe is in flight at a time in the
+// whole run, and a trial of another, observed condition may run beside it.
+// The spend can thus pass the cap by one probe's cost, or by one trial's
+// cost when the expected costs hold, not by the concurrency's. A nil
+// *budget has no cap.
 type budget struct {
 	cap float64
 
 	mu       sync.Mutex
 	spent    float64                 // recorded spend of the study
 	reserved float64                 // expected cost of the trials in flight
-	expect   map[results.Key]float64 // by condKey
-	observed map[results.Key]bool    // expect holds an observed cost
-	wake     chan struct{}           // closed and replaced when spent or reserved change
+	est      map[results.Key]float64 // the dry-run estimate, by condKey
+	expect   map[results.Key]float64 // by condKey: max(estimate, largest observed)
+	observed map[results.Key]bool    // a cost of an answered trial is known
+	probing  bool                    // a trial of an unobserved condition is in flight
+	wake     chan struct{}           // closed and replaced when spent, reserved or probing change
 	stopped  bool
+}
+
+// slot is an admitted trial's reservation.
+type slot struct {
+	reserved float64
+	probe    bool // its condition had no observed cost when it started
 }
 
 var errStop = errors.New("run stopping")
 
 func newBudget(limit, spent float64, stored map[results.Key]results.Outcome, est map[results.Key]float64) *budget {
-	b := &budget{cap: limit, spent: spent, expect: map[results.Key]float64{}, observed: map[results.Key]bool{},
-		wake: make(chan struct{})}
+	b := &budget{cap: limit, spent: spent, est: map[results.Key]float64{}, expect: map[results.Key]float64{},
+		observed: map[results.Key]bool{}, wake: make(chan struct{})}
 	for k, v := range est {
+		b.est[k] = v
 		b.expect[k] = v
 	}
 	for k, o := range stored {
@@ -489,17 +501,15 @@ func newBudget(limit, spent float64, stored map[results.Key]results.Outcome, est
 }
 
 func (b *budget) observe(ck results.Key, cost float64) {
-	if !b.observed[ck] || cost > b.expect[ck] {
-		b.expect[ck] = cost
-	}
+	b.expect[ck] = max(b.expect[ck], b.est[ck], cost)
 	b.observed[ck] = true
 }
 
 // admit waits until a trial of condition ck may start and reserves its
 // expected cost; errStop when the cap (or drain) stops the run.
-func (b *budget) admit(ctx, drain context.Context, ck results.Key) (float64, error) {
+func (b *budget) admit(ctx, drain context.Context, ck results.Key) (slot, error) {
 	if b == nil {
-		return 0, nil
+		return slot{}, nil
 	}
 	for {
 		b.mu.Lock()
@@ -508,36 +518,40 @@ func (b *budget) admit(ctx, drain context.Context, ck results.Key) (float64, err
 		}
 		if b.stopped {
 			b.mu.Unlock()
-			return 0, errStop
+			return slot{}, errStop
 		}
-		if b.spent+b.reserved < b.cap {
-			e := b.expect[ck]
-			b.reserved += e
+		if b.spent+b.reserved < b.cap && (b.observed[ck] || !b.probing) {
+			s := slot{reserved: b.expect[ck], probe: !b.observed[ck]}
+			b.reserved += s.reserved
+			b.probing = b.probing || s.probe
 			b.mu.Unlock()
-			return e, nil
+			return s, nil
 		}
 		wake := b.wake
 		b.mu.Unlock()
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return slot{}, ctx.Err()
 		case <-drain.Done():
-			return 0, errStop
+			return slot{}, errStop
 		}
 	}
 }
 
 // release returns a trial's reservation and records its actual cost;
 // answered says the cost is an observation of its condition's cost.
-func (b *budget) release(ck results.Key, reserved, actual float64, answered bool) {
+func (b *budget) release(ck results.Key, s slot, actual float64, answered bool) {
 	if b == nil {
 		return
 	}
 	b.mu.Lock()
-	b.reserved -= reserved
+	b.reserved -= s.reserved
 	if b.reserved < 1e-12 {
 		b.reserved = 0
+	}
+	if s.probe {
+		b.probing = false
 	}
 	b.spent += actual
 	if answered {
@@ -612,7 +626,7 @@ func (r *run) doGroup(ctx context.Context, g []trial) error {
 			return nil
 		}
 		ck := condKey(t.key)
-		reserved, err := r.budget.admit(ctx, r.drain, ck)
+		slot, err := r.budget.admit(ctx, r.drain, ck)
 		if err != nil {
 			return nil // stopping: the trial is left for a rerun
 		}
@@ -621,7 +635,7 @@ func (r *run) doGroup(ctx context.Context, g []trial) error {
 		if stored {
 			cost = rec.CostUSD
 		}
-		r.budget.release(ck, reserved, cost, stored && rec.Error == "")
+		r.budget.release(ck, slot, cost, stored && rec.Error == "")
 		if err != nil {
 			return err
 		}
