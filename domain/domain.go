@@ -102,6 +102,15 @@ type Spec struct {
 	// events (keyframes, single:best) are not applicable to it, and it is
 	// scored on its count alone.
 	EventsOptional bool
+	// EventsOnFrames says the domain's event is an instant, not a state
+	// that lasts: a wall contact is visible only in a frame taken at that
+	// instant, so the scene puts every t_i on a frame instant of the clip
+	// (the nearest to t_1 + (i−1)/F, at most half a frame from it) and
+	// the trace records those times. A state change (a highlight that
+	// stays, a blink of at least one frame) is shown by the first frame at
+	// or after t_i wherever t_i falls, so such domains keep the nominal
+	// schedule.
+	EventsOnFrames bool
 }
 
 // MissingEvents reports whether a clip of the domain with n true events
@@ -116,9 +125,16 @@ func event(name, title, eventType string) Spec {
 		EventPolicies: true, SingleBest: BestMiddleEvent}
 }
 
+// onFrames marks an event domain whose events are instants
+// (EventsOnFrames).
+func onFrames(s Spec) Spec {
+	s.EventsOnFrames = true
+	return s
+}
+
 // registry holds the registered domains in the papers' order.
 var registry = []Spec{
-	event(BounceBall, "Bounce Ball", "wall_contact"),
+	onFrames(event(BounceBall, "Bounce Ball", "wall_contact")),
 	event(Blinking, "Blinking", "pulse_on"),
 	event(StateMachine, "State Machine", "transition"),
 	{

@@ -44,6 +44,11 @@ func TestRegistry(t *testing.T) {
 	if got := Where(func(s Spec) bool { return s.CountOnly }); !slices.Equal(got, []string{Objects, Natural}) {
 		t.Errorf("count-only domains %v", got)
 	}
+	// Only a contact is an instant that a frame between two contacts
+	// misses; blinks and transitions are states a later frame still shows.
+	if got := Where(func(s Spec) bool { return s.EventsOnFrames }); !slices.Equal(got, []string{BounceBall}) {
+		t.Errorf("domains with events on frames %v", got)
+	}
 	if got := Of(BounceBall).EventType; got != "wall_contact" {
 		t.Errorf("bounce_ball event type %q", got)
 	}

@@ -12,8 +12,10 @@ import (
 // different walls and away from corners, so a segment between them lies
 // strictly inside the box and the ball touches nothing in between. Before
 // the active span it rests at an interior point from which it reaches the
-// first contact in 1/(2F); after the last contact it travels 1/(2F) to an
-// interior rest point.
+// first contact in 1/(2F); after the last contact it travels to an
+// interior rest point, which it reaches at the end of the active span:
+// 1/(2F) after the nominal t_N, so within half a frame of 1/(2F) after
+// the contact the frames show (domain.Spec.EventsOnFrames).
 type bounceBall struct {
 	c        *Clip
 	box      Item // the walls, drawn as a stroked rectangle
@@ -22,6 +24,9 @@ type bounceBall struct {
 	rest0    vec   // centre before the active span
 	rest1    vec   // centre after it
 	half     float64
+	// tail is how long the ball travels after the last contact: 1/(2F)
+	// plus the nominal t_N's lead over the snapped one (0 when none).
+	tail float64
 }
 
 type vec struct{ x, y float64 }
@@ -72,6 +77,9 @@ func newBounceBall(c *Clip, rng *rand.Rand) scenery {
 			return ((first-i)%4 + 4) % 4
 		}
 	}
+	if p.N > 0 {
+		b.tail = b.half + (c.last - c.times[p.N-1])
+	}
 	c.states = []string{"none"}
 	c.attrs = make([]map[string]string, p.N)
 	for i := range p.N {
@@ -118,10 +126,10 @@ func (b *bounceBall) centre(t float64) vec {
 		return b.rest0
 	case t < ts[0]:
 		return lerp(b.rest0, b.contacts[0], (t-(ts[0]-b.half))/b.half)
-	case t >= ts[n-1]+b.half:
+	case t >= ts[n-1]+b.tail:
 		return b.rest1
 	case t >= ts[n-1]:
-		return lerp(b.contacts[n-1], b.rest1, (t-ts[n-1])/b.half)
+		return lerp(b.contacts[n-1], b.rest1, (t-ts[n-1])/b.tail)
 	}
 	// ts[k-1] <= t < ts[k], exactly: the motion is continuous, so a time
 	// a float's last bits from a contact is drawn a float's last bits from

@@ -206,9 +206,13 @@ type Clip struct {
 	pulse    float64
 	start    float64 // active span
 	end      float64
-	bg       RGBA
-	reg      registration
-	dom      scenery
+	// last is the nominal t_N = t_1 + (N−1)/F, which the active span
+	// ends 1/(2F) after; the times are snapped from it where the domain
+	// puts its events on frames (domain.Spec.EventsOnFrames).
+	last float64
+	bg   RGBA
+	reg  registration
+	dom  scenery
 }
 
 // New validates p and builds the clip.
@@ -247,19 +251,36 @@ func (c *Clip) schedule(u float64) {
 	}
 	t1 := half + u*room
 	// Snap t_1 to the nearest frame time that keeps the span in the clip.
+	// A domain whose events must be on frames snaps it even when no frame
+	// time leaves the span whole (less than a frame of room): the span is
+	// then clipped to the clip.
 	fps := float64(p.FPS)
+	onFrames := domain.Of(p.Domain).EventsOnFrames
 	lo, hi := math.Ceil((half-1e-9)*fps), math.Floor((half+room+1e-9)*fps)
-	if lo <= hi {
-		k := math.Round(t1 * fps)
-		k = math.Max(lo, math.Min(hi, k))
+	if k := math.Round(t1 * fps); lo <= hi {
+		t1 = math.Max(lo, math.Min(hi, k)) / fps
+	} else if onFrames {
 		t1 = k / fps
 	}
 	c.times = make([]float64, p.N)
 	for i := range c.times {
 		c.times[i] = t1 + float64(i)/p.F
 	}
+	// The nominal last event; the span is [t_1 − 1/(2F), this + 1/(2F)],
+	// exactly N/F, whether or not the events are snapped.
+	c.last = c.times[p.N-1]
+	if onFrames {
+		// Every event on the frame nearest t_1 + (i−1)/F, in whole frames
+		// from t_1 (a frame itself), so the offsets are the same for every
+		// seed and the time is the very float64(k)/fps the frame is drawn
+		// at: a contact between two frames would be shown by neither.
+		k1 := math.Round(t1 * fps)
+		for i := range c.times {
+			c.times[i] = (k1 + math.Round(float64(i)*fps/p.F)) / fps
+		}
+	}
 	c.start = t1 - half
-	c.end = c.times[p.N-1] + half
+	c.end = c.last + half
 	if c.start < 0 {
 		c.start = 0
 	}

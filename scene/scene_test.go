@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tracegrid/tracegrid/domain"
 )
 
 func paperParams(domain string, n int, f float64, seed int) Params {
@@ -42,8 +44,14 @@ func TestScheduleOnEveryCell(t *testing.T) {
 		if len(ts) != p.N {
 			t.Fatalf("%s: %d events, want %d", p.ID(), len(ts), p.N)
 		}
+		// Contacts are on the nearest frame (TestContactsOnFrames), other
+		// events on the nominal schedule.
+		tol := 1e-9
+		if domain.Of(p.Domain).EventsOnFrames {
+			tol += 0.5 / float64(p.FPS)
+		}
 		for i, ti := range ts {
-			if want := ts[0] + float64(i)/p.F; math.Abs(ti-want) > 1e-9 {
+			if want := ts[0] + float64(i)/p.F; math.Abs(ti-want) > tol {
 				t.Errorf("%s: t_%d = %v, want t_1+(i-1)/F = %v", p.ID(), i+1, ti, want)
 			}
 			if ti < 0 || ti > p.Duration {
@@ -335,5 +343,60 @@ func TestFrameAtEventShowsIt(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestContactsOnFrames: a wall contact is an instant, so every contact of
+// every bounce_ball clip of the paper grid (all seeds) is on a frame
+// instant of the clip — t_i = k/fps exactly, for a whole k — and frame round(t_i·fps)
+// draws the ball touching the wall; each t_i is within half a frame of
+// t_1 + (i−1)/F. At 4 Hz on 30 fps the nominal schedule puts every other
+// contact half-way between two frames, and at 3.5 Hz most of them between
+// frames.
+func TestContactsOnFrames(t *testing.T) {
+	var seeds []int
+	for s := range PaperSeeds {
+		seeds = append(seeds, s)
+	}
+	checked := 0
+	forEachCell(t, seeds, func(t *testing.T, c *Clip) {
+		if c.P.Domain != "bounce_ball" {
+			return
+		}
+		fps := float64(c.P.FPS)
+		b := c.dom.(*bounceBall)
+		for i, ti := range c.Times() {
+			k := math.Round(ti * fps)
+			// The very instant frame k shows (the renderers draw frame k at
+			// float64(k)/fps), not one a float's last bits from it.
+			if ti != k/fps {
+				t.Fatalf("%s: t_%d·fps = %.9f is not a whole frame", c.P.ID(), i+1, ti*fps)
+			}
+			if gap, _ := wallGap(b, k/fps); math.Abs(gap) > 1e-9 {
+				t.Errorf("%s: frame %v (t_%d) draws the ball %v px from the wall", c.P.ID(), k, i+1, gap)
+			}
+			if d := math.Abs(ti - (c.times[0] + float64(i)/c.P.F)); d > 0.5/fps+1e-9 {
+				t.Errorf("%s: t_%d is %v s from t_1+(i−1)/F, more than half a frame", c.P.ID(), i+1, d)
+			}
+			checked++
+		}
+	})
+	if checked == 0 {
+		t.Fatal("no contacts checked")
+	}
+	// With less than a frame of room for the span, t_1 is snapped all the
+	// same and the span is clipped to the clip: here it starts after
+	// frame 0, which shows the ball at rest, and ends with the clip, less
+	// than a frame before the ball would rest.
+	c, err := New(Params{Domain: "bounce_ball", N: 3, F: 0.8, Seed: 1, Duration: 3.751, FPS: 30, Width: 64, Height: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Times(), []float64{19.0 / 30, 57.0 / 30, 94.0 / 30}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: times %v, want %v", c.P.ID(), got, want)
+	}
+	b := c.dom.(*bounceBall)
+	if start, end := c.ActiveSpan(); math.Abs(start-(19.0/30-0.625)) > 1e-12 || end != c.P.Duration || b.centre(0) != b.rest0 {
+		t.Errorf("%s: span [%v, %v], centre at 0 %v (rest %v)", c.P.ID(), start, end, b.centre(0), b.rest0)
 	}
 }

@@ -57,6 +57,9 @@ func TestSceneTracesValidate(t *testing.T) {
 			scene.Params{Domain: d, N: 2, F: 0.5, Duration: 4, FPS: 1, Width: 64, Height: 64},            // span = the clip
 			scene.Params{Domain: d, N: 5, F: 120, Seed: 3, Duration: 1, FPS: 240, Width: 64, Height: 64}, // pulse = 1/240 s
 			scene.Params{Domain: d, N: 3, F: 2.5, Seed: 7, Duration: 2, FPS: 5, Width: 64, Height: 64},   // F = fps/2
+			// Less than a frame of room: contacts are snapped to frames all
+			// the same, and the span is clipped to the clip.
+			scene.Params{Domain: d, N: 3, F: 0.8, Seed: 1, Duration: 3.751, FPS: 30, Width: 64, Height: 64},
 		)
 	}
 	for _, n := range []int{1, 5, 50} {

@@ -139,7 +139,8 @@ const spanTolerance = 1e-6
 // equals the number of events, counts run 1..N, times are strictly
 // increasing and inside the clip, consecutive states chain (s_{i+1}⁻ = s_i⁺,
 // or the initial state for persistent events), rate-regular spacing
-// t_i = t_1+(i−1)/F, a pulse between one frame and half a period, and an
+// t_i = t_1+(i−1)/F (within half a frame for a domain whose events are on
+// frames, domain.Spec.EventsOnFrames), a pulse between one frame and half a period, and an
 // active span inside the clip that holds every event and is at most N/F
 // long (empty for N = 0). A natural clip (a domain without a scene) is
 // checked against its natural section instead (validateNatural: no
@@ -219,7 +220,14 @@ func (tr *Trace) Validate() error {
 			if e.T <= prev {
 				return fmt.Errorf("%w: event %d at t=%v does not follow t=%v", ErrEvents, i+1, e.T, prev)
 			}
-			if want := 1 / tr.F; math.Abs(e.T-prev-want) > 1e-6 {
+			if spec.EventsOnFrames {
+				// Contacts are put on the frame nearest t_1 + (i−1)/F.
+				want, off := tr.Events[0].T+float64(i)/tr.F, 0.5/float64(tr.FPS)
+				if math.Abs(e.T-want) > off+spanTolerance {
+					return fmt.Errorf("%w: event %d at t=%v is %.6f s from t_1+(i−1)/F = %.6f s, more than half a frame (%.6f s)",
+						ErrEvents, i+1, e.T, math.Abs(e.T-want), want, off)
+				}
+			} else if want := 1 / tr.F; math.Abs(e.T-prev-want) > 1e-6 {
 				return fmt.Errorf("%w: events %d and %d are %.6f s apart, want 1/F = %.6f s", ErrEvents, i, i+1, e.T-prev, want)
 			}
 		}

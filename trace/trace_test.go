@@ -90,3 +90,37 @@ func TestRoundTripAndValidate(t *testing.T) {
 		t.Errorf("want ErrSchema, got %v", err)
 	}
 }
+
+// TestContactsWithinHalfAFrame: a bounce_ball contact is on the frame
+// nearest t_1 + (i−1)/F (domain.Spec.EventsOnFrames), so its trace may
+// stray from the nominal spacing by half a frame, and no more; other
+// event domains keep 1/F exactly.
+func TestContactsWithinHalfAFrame(t *testing.T) {
+	bounce := func(t2 float64) *Trace {
+		tr := sample()
+		tr.ID, tr.Domain, tr.F, tr.InitialState = "bounce_ball_N03_F4.0_s00", "bounce_ball", 4, "none"
+		tr.ActiveStart, tr.ActiveEnd = 1, 1.75
+		for i, w := range []string{"left", "right", "left"} {
+			tr.Events[i] = Event{T: []float64{1.125, t2, 1.625}[i], Type: "wall_contact", Before: []string{"none", "left", "right"}[i], After: w, Count: i + 1,
+				Attrs: map[string]string{"wall": w}}
+		}
+		return tr
+	}
+	// 4 Hz at 30 fps: t_2 = 1.375 s is frame 41.25; frame 41 (1.366667
+	// s) is within half a frame of it, frame 42 (1.4 s) is not.
+	for _, ok := range []float64{1.375, 41.0 / 30, 41.4 / 30} {
+		if err := bounce(ok).Validate(); err != nil {
+			t.Errorf("contact at %v s: %v", ok, err)
+		}
+	}
+	for _, bad := range []float64{42.0 / 30, 40.7 / 30} {
+		if err := bounce(bad).Validate(); err == nil || !strings.Contains(err.Error(), "more than half a frame") {
+			t.Errorf("contact at %v s: got %v, want more than half a frame", bad, err)
+		}
+	}
+	tr := sample()
+	tr.Events[1].T = 1.75 + 0.4/30
+	if err := tr.Validate(); err == nil || !strings.Contains(err.Error(), "apart") {
+		t.Errorf("transition off the nominal schedule accepted: %v", err)
+	}
+}
