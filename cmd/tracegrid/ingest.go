@@ -45,8 +45,8 @@ with another answer or another request is an error unless --replace.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ingest: %d trials stored, %d unchanged, %d of %d rows without an answer (study %s, model %s) → %s\n",
-				sum.Stored, sum.Unchanged, sum.Missing, sum.Rows, study, model, db)
+			fmt.Fprintf(cmd.OutOrStdout(), "ingest: %d trials stored, %d unchanged, %d not applicable (no frames), %d of %d rows without an answer (study %s, model %s) → %s\n",
+				sum.Stored, sum.Unchanged, sum.NotApplicable, sum.Missing, sum.Rows, study, model, db)
 			return nil
 		},
 	}

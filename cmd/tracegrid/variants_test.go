@@ -181,7 +181,7 @@ func TestIngestReportRoundTrip(t *testing.T) {
 	predPath := writeFile(t, "20260101_samples_tracegrid.jsonl", preds.String())
 	db := filepath.Join(t.TempDir(), "results.db")
 	stdout, err, code = inProcess(t, newIngestCmd(), "--dataset", filepath.Join(out, "dataset.jsonl"), "--predictions", predPath, "--db", db, "--study", "lmms", "--model", "qwen")
-	if code != 0 || !strings.Contains(stdout, "ingest: 12 trials stored, 0 unchanged, 0 of 12 rows without an answer (study lmms, model qwen)") {
+	if code != 0 || !strings.Contains(stdout, "ingest: 12 trials stored, 0 unchanged, 0 not applicable (no frames), 0 of 12 rows without an answer (study lmms, model qwen)") {
 		t.Fatalf("ingest: exit %d %v: %q", code, err, stdout)
 	}
 	rep := filepath.Join(t.TempDir(), "rep")

@@ -46,14 +46,17 @@ type IndexFrame struct {
 	File      string  `json:"file"`
 }
 
-// ImageName is the file name of a frame's image: its index (time order)
-// and sample time, e.g. "0007_t0001.7500.jpg".
+// ImageName is the file name of a frame's image: its position in the
+// shown order alone, e.g. "0007.jpg". A name never holds the sample time
+// or the time order: a harness that forwards file:// URLs sends the name
+// to the server, and a keyframe's time is a true event's time (the times
+// are in frames.json, for scoring).
 func ImageName(f sampling.Frame, format encode.ImageFormat) string {
 	ext := "jpg"
 	if format == encode.ImagePNG {
 		ext = "png"
 	}
-	return fmt.Sprintf("%04d_t%09.4f.%s", f.Index, f.T, ext)
+	return fmt.Sprintf("%04d.%s", f.Position, ext)
 }
 
 // Marshal returns the index as frames.json holds it: indented JSON with a

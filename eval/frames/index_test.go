@@ -11,7 +11,7 @@ import (
 )
 
 // TestDirWritesIndexInShownOrder: images added in any order are listed in
-// frames.json by position, named by index and time, with the clip frame
+// frames.json by position, named by position alone, with the clip frame
 // when there is one; no temporary file is left.
 func TestDirWritesIndexInShownOrder(t *testing.T) {
 	dir := t.TempDir()
@@ -39,7 +39,7 @@ func TestDirWritesIndexInShownOrder(t *testing.T) {
 	if err := json.Unmarshal(b, &idx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"0002_t0002.5000.png", "0000_t0000.0000.png", "0001_t0001.2500.png"}
+	want := []string{"0000.png", "0001.png", "0002.png"}
 	for i, f := range idx.Frames {
 		if f.Position != i || f.File != want[i] {
 			t.Errorf("frame %d: %+v, want file %s", i, f, want[i])
@@ -48,7 +48,7 @@ func TestDirWritesIndexInShownOrder(t *testing.T) {
 	if idx.Frames[0].ClipFrame != nil || idx.Frames[2].ClipFrame == nil || *idx.Frames[2].ClipFrame != 37 {
 		t.Errorf("clip frames: %+v", idx.Frames)
 	}
-	if strings.Join(wrote, ",") != "0000_t0000.0000.png,0001_t0001.2500.png,0002_t0002.5000.png,frames.json" {
+	if strings.Join(wrote, ",") != "0001.png,0002.png,0000.png,frames.json" {
 		t.Errorf("wrote %v", wrote)
 	}
 	ents, _ := os.ReadDir(dir)

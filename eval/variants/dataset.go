@@ -108,8 +108,10 @@ func (d *DatasetOptions) labelsFor(p sampling.Policy) chat.Labels {
 
 // writeDataset writes dataset.jsonl atomically from the variants on disk
 // (this run's clips × policies × prompts) and returns its row count.
-// Objects clips under keyframes have no frames and no request (eval does
-// not send them either) and are left out.
+// A variant without frames — keyframes on an N = 0 control, or on an
+// objects clip — has no row: eval records that condition as not
+// applicable and never sends it, and a row would let another harness
+// score a text-only guess as a trial of it.
 func writeDataset(opt Options, jobs []*clipJob) (int, error) {
 	d := opt.Dataset
 	var rows []Row
@@ -133,8 +135,14 @@ func writeDataset(opt Options, jobs []*clipJob) (int, error) {
 				base.Bytes = fi.Size()
 				in.VideoURL = rec.Path
 			} else {
+				idx, err := readIndex(filepath.Join(opt.Out, filepath.FromSlash(rec.Path), frames.IndexName))
+				if err != nil {
+					return 0, fmt.Errorf("%w: dataset: %w", ErrOutput, err)
+				}
+				if len(idx.Frames) == 0 {
+					continue // not applicable, as in eval
+				}
 				if tracePath == "" {
-					var err error
 					if tracePath, err = writeTraceCopy(opt.Out, j); err != nil {
 						return 0, err
 					}
@@ -143,10 +151,6 @@ func writeDataset(opt Options, jobs []*clipJob) (int, error) {
 				labels := d.labelsFor(p)
 				base.Labels = string(labels)
 				in.Labels = labels
-				idx, err := readIndex(filepath.Join(opt.Out, filepath.FromSlash(rec.Path), frames.IndexName))
-				if err != nil {
-					return 0, fmt.Errorf("%w: dataset: %w", ErrOutput, err)
-				}
 				for _, f := range idx.Frames {
 					path := rec.Path + "/" + f.File
 					fi, err := os.Stat(filepath.Join(opt.Out, filepath.FromSlash(path)))

@@ -2,6 +2,7 @@ package variants
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -22,14 +23,16 @@ func TestDataset(t *testing.T) {
 	sum := run(t, Options{Manifest: manifest, Out: out, Policies: policies(t, "fps:2", "keyframes", "shuffled:4"),
 		Clips:   []string{"bounce_ball_N02_F1.0_s00", "blinking_N00_F1.0_s00"},
 		Dataset: &DatasetOptions{Prompts: []string{"structured_trace", "direct"}}})
-	if sum.Dataset != 2*3*2 {
+	// keyframes on the N=0 clip shows no frames: eval never sends it, so
+	// it has no row (2 clips × 3 policies × 2 prompts, less those 2).
+	if sum.Dataset != 2*3*2-2 {
 		t.Fatalf("%d rows", sum.Dataset)
 	}
 	rows, err := ReadDataset(filepath.Join(out, DatasetName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 12 {
+	if len(rows) != 10 {
 		t.Fatalf("%d rows", len(rows))
 	}
 	byID := map[string]Row{}
@@ -66,7 +69,7 @@ func TestDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Labels != "time" || len(r.Frames) != 8 || r.Frames[1] != "fps_2/bounce_ball_N02_F1.0_s00/0001_t0000.5000.jpg" ||
+	if r.Labels != "time" || len(r.Frames) != 8 || r.Frames[1] != "fps_2/bounce_ball_N02_F1.0_s00/0001.jpg" ||
 		r.FrameTimes[7] != 3.5 || r.Answer != 2 || r.N != 2 || r.Domain != "bounce_ball" || r.Policy != "fps:2" || r.As != "frames" ||
 		len(r.FrameLabels) != 8 || r.FrameLabels[1] != "Frame 2 of 8 at t = 0.500 s" || r.Trace != "traces/bounce_ball_N02_F1.0_s00.trace.json" {
 		t.Errorf("fps:2 row: %+v", r)
@@ -75,7 +78,7 @@ func TestDataset(t *testing.T) {
 		t.Errorf("fps:2 row's request differs from prompts.Build's")
 	}
 	// keyframes (times would reveal the events): position labels. N=2
-	// gives 6 frames; on the N=0 clip the row has no frames at all.
+	// gives 6 frames; the N=0 clip has no keyframes row.
 	k := byID["keyframes_0.1/bounce_ball_N02_F1.0_s00/direct"]
 	if k.Labels != "position" || len(k.Frames) != 6 || k.FrameLabels[0] != "Frame 1 of 6" {
 		t.Errorf("keyframes row: labels %q, %d frames, %q", k.Labels, len(k.Frames), k.FrameLabels)
@@ -85,8 +88,13 @@ func TestDataset(t *testing.T) {
 			t.Errorf("keyframes label %q states a time", l)
 		}
 	}
-	if k0 := byID["keyframes_0.1/blinking_N00_F1.0_s00/direct"]; len(k0.Frames) != 0 || k0.Answer != 0 {
-		t.Errorf("keyframes on N=0: %+v", k0)
+	for _, p := range []string{"structured_trace", "direct"} {
+		if k0, ok := byID["keyframes_0.1/blinking_N00_F1.0_s00/"+p]; ok {
+			t.Errorf("keyframes on N=0 has a row: %+v", k0)
+		}
+	}
+	if _, ok := byID["fps_2/blinking_N00_F1.0_s00/direct"]; !ok {
+		t.Errorf("the N=0 clip lost its fps:2 row")
 	}
 	// shuffled: frames in shown order, not time order.
 	s := byID["shuffled_4/bounce_ball_N02_F1.0_s00/direct"]
@@ -168,6 +176,12 @@ func TestReadPredictions(t *testing.T) {
 		{"vlmevalkit json", "GPT4o_Tracegrid.json", `[{"index": 1, "answer": 0, "prediction": "0"}, {"index": 2.0, "answer": "3.0", "prediction": "3"}]`,
 			map[int]string{1: "0", 2: "3"}},
 		{"csv", "p.csv", "id,response\nfps_1/b/direct,\"zero, I think\"\n", map[int]string{1: "zero, I think"}},
+		// Saved again by a Windows tool: a byte order mark and CRLF line
+		// ends read the same in every format.
+		{"jsonl bom crlf", "p.jsonl", "\ufeff" + `{"id": "fps_1/a/direct", "response": "3"}` + "\r\n" + `{"index": 1, "response": "0"}` + "\r\n",
+			map[int]string{0: "3", 1: "0"}},
+		{"json bom", "p.json", "\ufeff" + `[{"index": 2, "prediction": "4"}]` + "\r\n", map[int]string{2: "4"}},
+		{"tsv bom crlf", "p.tsv", "\ufeffindex\tprediction\r\n0\t3\r\n", map[int]string{0: "3"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -192,10 +206,10 @@ func TestReadPredictions(t *testing.T) {
 	bad := []struct{ name, file, text, want string }{
 		{"unknown id", "p.jsonl", `{"id": "fps_9/a/direct", "response": "1"}`, `id "fps_9/a/direct" is not a row`},
 		{"index out of range", "p.jsonl", `{"doc_id": 3, "resps": ["1"]}`, "doc_id 3 is not a row of the dataset (0…2)"},
-		{"two answers", "p.jsonl", `{"id": "fps_1/a/direct", "response": "1"}` + "\n" + `{"index": 0, "prediction": "2"}`, "answers row fps_1/a/direct again"},
+		{"two answers", "p.jsonl", `{"id": "fps_1/a/direct", "response": "1"}` + "\n" + `{"index": 0, "prediction": "2"}`, `answers row "fps_1/a/direct" again`},
 		{"no reply", "p.jsonl", `{"id": "fps_1/a/direct"}`, "no reply"},
 		{"no row", "p.jsonl", `{"response": "1"}`, "names the dataset row"},
-		{"other dataset", "p.jsonl", `{"doc_id": 1, "target": "5", "resps": ["5"]}`, `recorded answer "5" for row fps_1/b/direct, the dataset says 0`},
+		{"other dataset", "p.jsonl", `{"doc_id": 1, "target": "5", "resps": ["5"]}`, `recorded answer "5" for row "fps_1/b/direct", the dataset says 0`},
 		{"xlsx", "p.xlsx", "PK\x03\x04rest", "PRED_FORMAT=tsv"},
 		{"no prediction column", "p.tsv", "index\tquestion\n0\tq\n", `no "prediction" or "response" column`},
 		{"empty", "p.jsonl", "\n", "is empty"},
@@ -283,5 +297,79 @@ func TestIngest(t *testing.T) {
 	opt.Replace, opt.Study = false, "other"
 	if _, err := Ingest(context.Background(), opt); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "trace") {
 		t.Errorf("broken trace: %v", err)
+	}
+}
+
+// TestIngestBoundedQuote: a prediction naming a 10 MB id is refused with a
+// message that quotes 200 bytes of it, not all of it.
+func TestIngestBoundedQuote(t *testing.T) {
+	id := strings.Repeat("z", 10<<20)
+	_, err := ReadPredictions(writePredictions(t, "p.jsonl", `{"id": "`+id+`", "response": "1"}`+"\n"), testRows)
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `zzz"… (10485760 bytes) is not a row`) || len(err.Error()) > 1000 {
+		t.Errorf("%d bytes: %.300s", len(err.Error()), err)
+	}
+}
+
+// TestIngestNoFramesRow: a row that shows no frames (keyframes on an N = 0
+// control, as an older tracegrid wrote it) is stored as not applicable —
+// its reply kept, never scored — as eval records that condition; and a
+// dataset and predictions saved with a byte order mark and CRLF line ends
+// ingest as the plain ones do.
+func TestIngestNoFramesRow(t *testing.T) {
+	manifest := grid(t)
+	out := t.TempDir()
+	run(t, Options{Manifest: manifest, Out: out, Policies: policies(t, "fps:2"), Clips: []string{"blinking_N00_F1.0_s00"},
+		Dataset: &DatasetOptions{}})
+	rows, err := ReadDataset(filepath.Join(out, DatasetName))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%v %v", rows, err)
+	}
+	kf := rows[0]
+	kf.Index, kf.ID, kf.Policy, kf.Labels = 1, "keyframes_0.1/blinking_N00_F1.0_s00/structured_trace", "keyframes:0.1", "position"
+	kf.Frames, kf.FrameTimes, kf.FrameLabels, kf.Bytes = nil, nil, nil, 0
+	var lines []string
+	for _, r := range []Row{rows[0], kf} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	preds := `{"id": "` + rows[0].ID + `", "response": "\\boxed{0}"}` + "\n" + `{"id": "` + kf.ID + `", "response": "\\boxed{0}"}` + "\n"
+	for _, c := range []struct{ name, bom, eol string }{{"plain", "", "\n"}, {"bom crlf", "\ufeff", "\r\n"}} {
+		t.Run(c.name, func(t *testing.T) {
+			ds := filepath.Join(out, "legacy.jsonl")
+			if err := os.WriteFile(ds, []byte(c.bom+strings.Join(lines, c.eol)+c.eol), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := writePredictions(t, "m.jsonl", c.bom+strings.ReplaceAll(preds, "\n", c.eol))
+			db := filepath.Join(t.TempDir(), "r.db")
+			sum, err := Ingest(context.Background(), IngestOptions{Dataset: ds, Predictions: p, DB: db, Study: "s", Model: "m"})
+			if err != nil || sum.Stored != 2 || sum.NotApplicable != 1 {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			rdb, err := results.OpenReadOnly(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			trials, err := rdb.Trials(context.Background(), results.Filter{Study: "s"})
+			if err != nil || len(trials) != 2 {
+				t.Fatalf("%d trials %v", len(trials), err)
+			}
+			for _, tr := range trials {
+				_, scored := tr.Correct()
+				switch tr.Policy {
+				case "fps:2":
+					if !scored || tr.Count == nil || *tr.Count != 0 || tr.ErrorKind != "" {
+						t.Errorf("fps:2: %+v", tr)
+					}
+				case "keyframes:0.1":
+					if scored || tr.ErrorKind != results.KindNotApplicable || tr.Count != nil || len(tr.Responses) != 1 || tr.Responses[0] != `\boxed{0}` {
+						t.Errorf("keyframes on N=0 scored: kind %q count %v responses %q", tr.ErrorKind, tr.Count, tr.Responses)
+					}
+				}
+			}
+		})
 	}
 }

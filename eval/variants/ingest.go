@@ -21,6 +21,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/parse"
 	"github.com/tracegrid/tracegrid/eval/results"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -43,8 +44,12 @@ type IngestOptions struct {
 type IngestSummary struct {
 	Stored    int // trials written
 	Unchanged int // already stored with the same answer
-	Missing   int // dataset rows without a prediction
-	Rows      int // rows in the dataset
+	// NotApplicable counts the answered rows that are not applicable:
+	// rows without frames or a video, which an older tracegrid wrote for
+	// keyframes on an N = 0 control (eval never sends that condition).
+	NotApplicable int
+	Missing       int // dataset rows without a prediction
+	Rows          int // rows in the dataset
 }
 
 // Limits on ingest input.
@@ -67,15 +72,15 @@ type Prediction struct {
 }
 
 // ReadDataset reads dataset.jsonl: every line a Row, indexes 0, 1, … in
-// order, ids unique.
+// order, ids unique. A byte order mark and CRLF line ends (a file another
+// tool saved again) read the same as without.
 func ReadDataset(path string) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: dataset: %w", ErrInput, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxDatasetLine)
+	sc := textin.Lines(f, MaxDatasetLine)
 	var rows []Row
 	ids := map[string]int{}
 	for n := 1; sc.Scan(); n++ {
@@ -95,7 +100,7 @@ func ReadDataset(path string) ([]Row, error) {
 			return nil, fmt.Errorf("%w: %s line %d: index %d, want %d (rows are numbered in order from 0)", ErrInput, path, n, r.Index, len(rows))
 		}
 		if prev, dup := ids[r.ID]; dup {
-			return nil, fmt.Errorf("%w: %s line %d: id %s already on row %d", ErrInput, path, n, r.ID, prev)
+			return nil, fmt.Errorf("%w: %s line %d: id %s already on row %d", ErrInput, path, n, textin.Quote(r.ID), prev)
 		}
 		ids[r.ID] = r.Index
 		rows = append(rows, r)
@@ -151,7 +156,8 @@ func ReadPredictions(path string, rows []Row) ([]Prediction, error) {
 	for _, r := range rows {
 		byID[r.ID] = r.Index
 	}
-	trimmed := bytes.TrimLeft(b, " \t\r\n\ufeff")
+	b = textin.TrimBOM(b) // CRLF: JSON and CSV read "\r" as space or line end
+	trimmed := bytes.TrimLeft(b, " \t\r\n")
 	var recs []record
 	switch {
 	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
@@ -196,11 +202,11 @@ func ReadPredictions(path string, rows []Row) ([]Prediction, error) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrInput, r.where, err)
 		}
 		if prev, dup := seen[p.Row]; dup {
-			return nil, fmt.Errorf("%w: %s answers row %s again (first at %s)", ErrInput, r.where, rows[p.Row].ID, prev)
+			return nil, fmt.Errorf("%w: %s answers row %s again (first at %s)", ErrInput, r.where, textin.Quote(rows[p.Row].ID), prev)
 		}
 		if p.Target != "" && p.Target != strconv.Itoa(rows[p.Row].Answer) {
-			return nil, fmt.Errorf("%w: %s: the harness recorded answer %q for row %s, the dataset says %d: the predictions are of another dataset or in another order",
-				ErrInput, r.where, p.Target, rows[p.Row].ID, rows[p.Row].Answer)
+			return nil, fmt.Errorf("%w: %s: the harness recorded answer %s for row %s, the dataset says %d: the predictions are of another dataset or in another order",
+				ErrInput, r.where, textin.Quote(p.Target), textin.Quote(rows[p.Row].ID), rows[p.Row].Answer)
 		}
 		seen[p.Row] = r.where
 		out = append(out, p)
@@ -228,7 +234,7 @@ func (r record) prediction(byID map[string]int, nrows int) (Prediction, error) {
 			}
 			i, known := byID[s]
 			if !known {
-				return p, fmt.Errorf("id %q is not a row of the dataset", s)
+				return p, fmt.Errorf("id %s is not a row of the dataset", textin.Quote(s))
 			}
 			row = i
 			break
@@ -295,11 +301,11 @@ func wholeNumber(v any) (int, error) {
 	case string:
 		s = strings.TrimSpace(t)
 	default:
-		return 0, fmt.Errorf("%v is not a whole number", v)
+		return 0, fmt.Errorf("%s is not a whole number", textin.Quote(fmt.Sprint(v)))
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		return 0, fmt.Errorf("%q is not a whole number", s)
+		return 0, fmt.Errorf("%s is not a whole number", textin.Quote(s))
 	}
 	return int(f), nil
 }
@@ -321,7 +327,6 @@ func firstString(v any) (string, bool) {
 
 // readTable reads a TSV or CSV table with a header into records.
 func readTable(path string, b []byte) ([]record, error) {
-	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	head, _, _ := bytes.Cut(b, []byte("\n"))
 	cr := csv.NewReader(bytes.NewReader(b))
 	if bytes.Contains(head, []byte("\t")) {
@@ -336,7 +341,7 @@ func readTable(path string, b []byte) ([]record, error) {
 		header[i] = strings.TrimSpace(header[i])
 	}
 	if !slices.Contains(header, "prediction") && !slices.Contains(header, "response") {
-		return nil, fmt.Errorf(`%w: predictions %s: the table has no "prediction" or "response" column (columns: %s)`, ErrInput, path, strings.Join(header, ", "))
+		return nil, fmt.Errorf(`%w: predictions %s: the table has no "prediction" or "response" column (columns: %s)`, ErrInput, path, textin.Quote(strings.Join(header, ", ")))
 	}
 	var recs []record
 	for {
@@ -402,15 +407,15 @@ func Ingest(ctx context.Context, opt IngestOptions) (IngestSummary, error) {
 			tr, err := trace.Load(path)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
-					return sum, fmt.Errorf("%w: row %s: trace %s is missing: %w", ErrInput, r.ID, r.Trace, err)
+					return sum, fmt.Errorf("%w: row %s: trace %s is missing: %w", ErrInput, textin.Quote(r.ID), textin.Quote(r.Trace), err)
 				}
-				return sum, fmt.Errorf("%w: row %s: trace %s: %w", ErrInput, r.ID, r.Trace, err)
+				return sum, fmt.Errorf("%w: row %s: trace %s: %w", ErrInput, textin.Quote(r.ID), textin.Quote(r.Trace), err)
 			}
 			if tr.ID != r.Clip || tr.N != r.Answer || tr.Domain != r.Domain {
-				return sum, fmt.Errorf("%w: row %s: trace %s is of clip %s (N=%d), the row of %s (N=%d)", ErrInput, r.ID, r.Trace, tr.ID, tr.N, r.Clip, r.Answer)
+				return sum, fmt.Errorf("%w: row %s: trace %s is of clip %s (N=%d), the row of %s (N=%d)", ErrInput, textin.Quote(r.ID), textin.Quote(r.Trace), textin.Quote(tr.ID), tr.N, textin.Quote(r.Clip), r.Answer)
 			}
 			if raw, err = os.ReadFile(path); err != nil {
-				return sum, fmt.Errorf("%w: row %s: %w", ErrInput, r.ID, err)
+				return sum, fmt.Errorf("%w: row %s: %w", ErrInput, textin.Quote(r.ID), err)
 			}
 			traces[r.Trace] = raw
 		}
@@ -425,6 +430,16 @@ func Ingest(ctx context.Context, opt IngestOptions) (IngestSummary, error) {
 			Domain: r.Domain, N: r.N, F: r.F, Seed: r.Seed, Trace: raw,
 			FrameTimes: r.FrameTimes, Images: len(r.Frames), ImageBytes: r.Bytes, PromptHash: r.PromptHash,
 			Responses: []string{p.Response}, Attempts: 1, FinishedAt: now,
+		}
+		if len(r.Frames) == 0 && r.Video == "" {
+			// A row that shows nothing (keyframes on an N = 0 control,
+			// from an older tracegrid): eval marks the condition not
+			// applicable and never asks, so the reply is kept but never
+			// scored, and the report leaves it out as it does eval's.
+			t.Error, t.ErrorKind = fmt.Sprintf("not applicable: row %s shows no frames (policy %s on clip %s); eval never sends this condition", textin.Quote(r.ID), textin.Quote(r.Policy), textin.Quote(r.Clip)), results.KindNotApplicable
+			sum.NotApplicable++
+			trials = append(trials, t)
+			continue
 		}
 		res := parse.ParseWith(p.Response, parse.Options{Domain: r.Domain, FrameTimes: r.FrameTimes})
 		t.Count, t.CountSource, t.Events, t.ParseFlags = res.Count, res.CountSource, res.Events, res.Flags
@@ -457,12 +472,12 @@ func Ingest(ctx context.Context, opt IngestOptions) (IngestSummary, error) {
 			put[i] = true
 		case old.PromptHash != t.PromptHash && !opt.Replace:
 			return sum, fmt.Errorf("%w: study %s already holds trial %s for another request (prompt hash %.12s…, this row %.12s…, e.g. frames against a video variant): ingest into another --study; nothing was stored",
-				ErrInput, opt.Study, t.Key, old.PromptHash, t.PromptHash)
+				ErrInput, opt.Study, textin.Quote(t.Key.String()), old.PromptHash, t.PromptHash)
 		case slices.Equal(old.Responses, t.Responses) && old.PromptHash == t.PromptHash:
 			sum.Unchanged++
 		case !opt.Replace:
 			return sum, fmt.Errorf("%w: study %s already holds trial %s with another answer; give --replace to replace it, or ingest into another --study; nothing was stored",
-				ErrInput, opt.Study, t.Key)
+				ErrInput, opt.Study, textin.Quote(t.Key.String()))
 		default:
 			put[i] = true
 		}

@@ -241,7 +241,7 @@ func TestFramesAsTracegridFrames(t *testing.T) {
 		t.Fatalf("fps:2: %d frames", len(idx.Frames))
 	}
 	for j, f := range idx.Frames {
-		if f.T != float64(j)*0.5 || *f.ClipFrame != 15*j || f.File != fmt.Sprintf("%04d_t%09.4f.png", j, float64(j)*0.5) {
+		if f.T != float64(j)*0.5 || *f.ClipFrame != 15*j || f.File != fmt.Sprintf("%04d.png", j) {
 			t.Errorf("fps:2 frame %d: %+v", j, f)
 		}
 	}
@@ -370,7 +370,7 @@ func TestRerunSkipsVerified(t *testing.T) {
 		t.Fatalf("second run %+v", s)
 	}
 	// Change one image: exactly its variant is made again, bytes equal.
-	img := filepath.Join(out, "fps_4", "blinking_N02_F1.0_s00", "0003_t0000.7500.jpg")
+	img := filepath.Join(out, "fps_4", "blinking_N02_F1.0_s00", "0003.jpg")
 	orig, err := os.ReadFile(img)
 	if err != nil {
 		t.Fatal(err)
@@ -400,6 +400,31 @@ func TestRerunSkipsVerified(t *testing.T) {
 	recs, torn2, err := readRecords(recPath)
 	if err != nil || torn2 || len(recs) != 4 {
 		t.Fatalf("records after rerun: %d, torn %v, %v", len(recs), torn2, err)
+	}
+	// A variant an older tracegrid made, its image names holding sample
+	// times (0003_t0000.7500.jpg), is made again under names by position.
+	for i, r := range recs {
+		if r.Clip != "blinking_N02_F1.0_s00" || r.Policy != "fps:4" {
+			continue
+		}
+		old := r.Path + "/0003_t0000.7500.jpg"
+		if err := os.Rename(filepath.Join(out, filepath.FromSlash(r.Path), "0003.jpg"), filepath.Join(out, filepath.FromSlash(old))); err != nil {
+			t.Fatal(err)
+		}
+		recs[i].SHA256[old] = r.SHA256[r.Path+"/0003.jpg"]
+		delete(recs[i].SHA256, r.Path+"/0003.jpg")
+	}
+	if err := writeRecords(recPath, recs); err != nil {
+		t.Fatal(err)
+	}
+	if s := run(t, opt); s.Variants != 1 || s.Skipped != 3 {
+		t.Fatalf("after a variant with names holding times %+v", s)
+	}
+	if _, err := os.Stat(img); err != nil {
+		t.Errorf("not remade under its position's name: %v", err)
+	}
+	if old, _ := filepath.Glob(filepath.Join(out, "fps_4", "blinking_N02_F1.0_s00", "*_t*")); len(old) != 0 {
+		t.Errorf("old names left: %v", old)
 	}
 	// Another quality: every variant is made again.
 	opt.Quality = 75
@@ -688,7 +713,7 @@ func TestPolicyDir(t *testing.T) {
 // lock and names that merely look alike stay.
 func TestRemoveStaleTemps(t *testing.T) {
 	out := t.TempDir()
-	for _, p := range []string{"fps_4/.clip_a.tmp-123/0000_t0000.0000.jpg", "fps_4/clip_b/frames.json", "traces/.clip_a.trace.json.tmp987", "traces/clip_a.trace.json", "fps_4/.clip_c.mp4.tmp-55"} {
+	for _, p := range []string{"fps_4/.clip_a.tmp-123/0000.jpg", "fps_4/clip_b/frames.json", "traces/.clip_a.trace.json.tmp987", "traces/clip_a.trace.json", "fps_4/.clip_c.mp4.tmp-55"} {
 		full := filepath.Join(out, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
