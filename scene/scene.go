@@ -9,7 +9,11 @@
 // is [t_1 − 1/(2F), t_N + 1/(2F)], exactly N/F long; the seed places it in the
 // clip (the "start delay"), and t_1 is snapped to a frame time of the clip's
 // own frame rate when the placement leaves room, so the first event is on a
-// frame. Outside the active span nothing moves.
+// frame. A domain whose events are instants (domain.Spec.EventsOnFrames:
+// bounce_ball's contacts) puts every t_i on the frame nearest
+// t_1 + (i−1)/F, at most half a frame from it, since a contact between
+// two frames is shown by neither; the span keeps the nominal schedule's.
+// Outside the active span nothing moves.
 //
 // Nuisance. The seed alone (not N or F) draws colours, geometry,
 // trajectory style, initial state, orientation and the start-delay fraction,
