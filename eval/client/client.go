@@ -68,10 +68,12 @@ type Config struct {
 	// (Ollama).
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" (nothing when
-	// empty). The caller reads it from the environment; the Client never
-	// logs it, puts it in an error or returns it, and scrubs it from every
-	// text the server sends back. Config's String, GoString and LogValue
-	// redact it.
+	// empty); at least MinAPIKeyLength characters. The caller reads it
+	// from the environment; the Client never logs it or puts it in an
+	// error, and scrubs it from every error text of the transport and the
+	// server. A reply is returned exactly as the server sent it (it is the
+	// model's evidence; the key is never sent in the messages). Config's
+	// String, GoString and LogValue redact it.
 	APIKey string
 	// Model is the model id sent with each request.
 	Model string
@@ -442,13 +444,14 @@ func (c *Client) fromCompletion(out openai.ChatCompletionResponse, raw []byte, r
 	if d := out.Usage.CompletionTokensDetails; d != nil {
 		u.ReasoningTokens = d.ReasoningTokens
 	}
+	// The reply is evidence: kept exactly as received, never scrubbed.
 	return Response{
-		Text:         c.scrub.scrub(text),
+		Text:         text,
 		Usage:        u,
-		Model:        c.scrub.scrub(model),
-		FinishReason: c.scrub.scrub(finish),
+		Model:        model,
+		FinishReason: finish,
 		Blocked:      choice.FinishReason == openai.FinishReasonContentFilter,
-		Reasoning:    c.scrub.scrub(reasoning),
-		RequestID:    c.scrub.scrub(requestID),
+		Reasoning:    reasoning,
+		RequestID:    requestID,
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/time/rate"
 )
@@ -34,6 +35,10 @@ type attemptFunc func(ctx, dctx context.Context) (Response, *Error)
 func normalize(cfg Config) (Config, error) {
 	if cfg.Model == "" {
 		return cfg, errors.New("client: Model is required")
+	}
+	if cfg.APIKey != "" && utf8.RuneCountInString(cfg.APIKey) < MinAPIKeyLength {
+		// Not quoted back, nor its length: it is a secret however short.
+		return cfg, fmt.Errorf("client: APIKey is shorter than %d characters: too short to redact from error texts safely", MinAPIKeyLength)
 	}
 	for _, f := range []struct {
 		name string

@@ -52,7 +52,9 @@ const (
 )
 
 // Error is the error Chat returns. Message never contains the API key:
-// every text that came from the server or the network is scrubbed.
+// every error text that came from the server or the network is scrubbed
+// (an error body is no reply: nothing is scored from it, and servers echo
+// the key in auth errors).
 type Error struct {
 	Kind     ErrorKind
 	Status   int    // HTTP status of the last attempt; 0 when none came back
@@ -106,8 +108,17 @@ func (e *Error) retryable() bool {
 // redacted replaces the API key in server and network texts.
 const redacted = "[REDACTED]"
 
-// scrubber removes one secret from strings. An empty secret scrubs
-// nothing.
+// MinAPIKeyLength is the shortest API key New and NewGemini accept. Error
+// texts are scrubbed of the key by plain replacement, which is safe only
+// for a key that ordinary text does not contain: a key "a" would turn
+// every "wall" into "w[REDACTED]ll", a key "6" every 6. Local servers
+// take any string (vLLM --api-key), so a longer one costs nothing; a
+// server that checks no key needs none sent.
+const MinAPIKeyLength = 8
+
+// scrubber removes one secret from error texts: those of the transport
+// and the server's error bodies, never a reply (a reply is the model's
+// evidence and is kept as received). An empty secret scrubs nothing.
 type scrubber struct{ secret string }
 
 func (s scrubber) scrub(text string) string {

@@ -480,21 +480,21 @@ func (g *Gemini) fromGemini(out *genai.GenerateContentResponse) (Response, *Erro
 			resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 		}
 	}
-	resp.Model = g.scrub.scrub(out.ModelVersion)
+	resp.Model = out.ModelVersion
 	if resp.Model == "" {
 		resp.Model = g.cfg.Model
 	}
-	resp.RequestID = g.scrub.scrub(out.ResponseID)
+	resp.RequestID = out.ResponseID
 	if len(out.Candidates) == 0 || out.Candidates[0] == nil {
 		if pf := out.PromptFeedback; pf != nil && pf.BlockReason != "" {
 			resp.Blocked = true
-			resp.FinishReason = "prompt_blocked:" + g.scrub.scrub(string(pf.BlockReason))
+			resp.FinishReason = "prompt_blocked:" + string(pf.BlockReason)
 			return resp, nil
 		}
 		return Response{}, &Error{Kind: KindBadResponse, Message: "response has no candidates"}
 	}
 	c := out.Candidates[0]
-	resp.FinishReason = g.scrub.scrub(string(c.FinishReason))
+	resp.FinishReason = string(c.FinishReason)
 	resp.Blocked = blockedFinish[c.FinishReason]
 	var text, thoughts []string
 	if c.Content != nil {
@@ -508,8 +508,8 @@ func (g *Gemini) fromGemini(out *genai.GenerateContentResponse) (Response, *Erro
 			}
 		}
 	}
-	resp.Text = g.scrub.scrub(strings.Join(text, ""))
-	resp.Reasoning = g.scrub.scrub(strings.Join(thoughts, "\n"))
+	resp.Text = strings.Join(text, "")
+	resp.Reasoning = strings.Join(thoughts, "\n")
 	return resp, nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -496,7 +497,8 @@ const (
 // ErrStudy is wrapped by every error about a study's content.
 var ErrStudy = errors.New("invalid study")
 
-// ErrNoAPIKey is wrapped by APIKey's error when the variable is unset.
+// ErrNoAPIKey is wrapped by APIKey's error when the variable is unset,
+// empty, or holds a key too short to redact (bad input, exit 2).
 var ErrNoAPIKey = errors.New("API key not set")
 
 // Load reads a study file: unknown fields (at any depth) are errors, as is
@@ -708,8 +710,9 @@ func (s *Study) PromptSet() (*prompts.Set, error) {
 
 // APIKey reads the model's key from the environment variable APIKeyEnv
 // (surrounding white space trimmed). With no APIKeyEnv the model takes no
-// key and APIKey returns "". An unset or empty variable is an error that
-// names the variable (never a value) and wraps ErrNoAPIKey.
+// key and APIKey returns "". An unset or empty variable, or a key shorter
+// than client.MinAPIKeyLength characters, is an error that names the
+// variable (never a value) and wraps ErrNoAPIKey.
 func (m Model) APIKey() (string, error) {
 	if m.APIKeyEnv == "" {
 		return "", nil
@@ -718,6 +721,10 @@ func (m Model) APIKey() (string, error) {
 	v = strings.TrimSpace(v)
 	if !ok || v == "" {
 		return "", fmt.Errorf("model %s: %w: environment variable %s is not set or empty (api_key_env names the variable that holds the key)", m.Name, ErrNoAPIKey, m.APIKeyEnv)
+	}
+	if utf8.RuneCountInString(v) < client.MinAPIKeyLength {
+		// Neither the value nor its length is quoted.
+		return "", fmt.Errorf("model %s: %w: environment variable %s holds a key shorter than %d characters, too short to redact from error texts safely; start the server with a longer key (vLLM: --api-key), or leave api_key_env out if the server checks none", m.Name, ErrNoAPIKey, m.APIKeyEnv, client.MinAPIKeyLength)
 	}
 	return v, nil
 }
