@@ -47,7 +47,7 @@ type MergeSummary struct {
 func MergeRender(dir string) (MergeSummary, error) {
 	var sum MergeSummary
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return sum, fmt.Errorf("%w: %s is not a render directory", ErrMerge, dir)
+		return sum, fmt.Errorf("%w: %s is not a render directory", ErrNoShards, dir)
 	}
 	unlock, err := lockDir(dir)
 	if err != nil {

@@ -159,7 +159,7 @@ func OpenShard(dir, lockName string, plan ShardPlan, s shard.Shard, items []stri
 		return nil, err
 	}
 	o := &ShardOutput{Dir: dir, Shard: s}
-	if err := os.MkdirAll(o.Path(""), 0o755); err != nil {
+	if err := os.MkdirAll(o.Path(""), fsutil.DirMode); err != nil {
 		return nil, fmt.Errorf("%w %s is not writable: %w", ErrOutput, dir, err)
 	}
 	ok := false
@@ -217,7 +217,7 @@ func OpenShard(dir, lockName string, plan ShardPlan, s shard.Shard, items []stri
 // flockFile opens path (creating it) and takes flock how|LOCK_NB on it.
 // Another holder is an error matching fsutil.ErrLocked.
 func flockFile(path string, how int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, fsutil.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -337,15 +337,12 @@ func ReadShardInfo(dir string, s shard.Shard) (ShardInfo, error) {
 // a temporary file linked to path, so no reader sees a part and of two
 // writers one wins.
 func createExclusive(path string, data []byte) (created bool, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	tmp, err := fsutil.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return false, err
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -362,16 +359,13 @@ func createExclusive(path string, data []byte) (created bool, err error) {
 	return err == nil, err
 }
 
-// writeJSON writes v as one JSON line, atomically, readable by all.
+// writeJSON writes v as one JSON line, atomically.
 func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
+	return fsutil.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
 }
 
 func nonNilStrings(s []string) []string {
@@ -400,7 +394,7 @@ type renderOutput struct {
 // theirs).
 func openRenderOutput(spec Spec, plan []scene.Params, opt Options, log *slog.Logger) (renderOutput, error) {
 	o := renderOutput{plan: plan, clipsDir: filepath.Join(opt.Out, "clips")}
-	if err := os.MkdirAll(o.clipsDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.clipsDir, fsutil.DirMode); err != nil {
 		return o, fmt.Errorf("%w %s is not writable: %w", ErrOutput, opt.Out, err)
 	}
 	id, err := renderPlanID(spec, plan)
@@ -498,7 +492,7 @@ func ReadShardSet(dir, kind string) (ShardSet, error) {
 		return set, err
 	}
 	if p.Kind != kind {
-		return set, fmt.Errorf("%w: %s holds the shards of a %s, not of a %s", ErrMerge, dir, p.Kind, kind)
+		return set, fmt.Errorf("%w: %s holds the shards of a %s, not of a %s", ErrNoShards, dir, p.Kind, kind)
 	}
 	set.Plan = p
 	if ents, err := os.ReadDir(filepath.Join(dir, ShardsDir)); err == nil {
@@ -551,8 +545,9 @@ func ReadShardSet(dir, kind string) (ShardSet, error) {
 // shard, an unfinished one, an item present twice, a conflict.
 var ErrMerge = errors.New("merge")
 
-// ErrNoShards is ReadShardSet's error for a directory without shards; it
-// wraps ErrMerge.
+// ErrNoShards is the error for a directory that holds no shards of the
+// kind asked for — none at all, only another kind's, or no directory:
+// bad input to a merge, not a finding about shards. It wraps ErrMerge.
 var ErrNoShards = fmt.Errorf("%w: no shards", ErrMerge)
 
 // maxNamed is how many items of one kind a merge error names.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,7 @@ Each refuses, naming them and writing nothing: a shard that is missing or has no
 a clip, variant or trial present in two shards (a duplicate), the same one with different
 hashes or answers (a conflict), and a file that no longer matches its record. A merge run
 again changes nothing. Exit status: 0 merged (or nothing to change), 1 a problem above,
-2 bad flags.`,
+2 bad flags or a directory that is missing or holds no shards of the kind asked.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if db == "" && len(args) > 0 {
 				return fmt.Errorf("unexpected arguments %q: only --db takes input files", args)
@@ -46,6 +47,13 @@ again changes nothing. Exit status: 0 merged (or nothing to change), 1 a problem
 			}
 			if given != 1 {
 				return usageError{errors.New("give one of --render DIR, --variants D or --db OUT IN…")}
+			}
+			// A directory that is not there is bad input (exit 2), not a
+			// finding about its shards.
+			for _, d := range []string{render, vars} {
+				if fi, err := os.Stat(d); d != "" && (err != nil || !fi.IsDir()) {
+					return usageError{fmt.Errorf("%s is not a directory: give the --out directory of the sharded render or variants", d)}
+				}
 			}
 			w := cmd.OutOrStdout()
 			switch {
@@ -91,7 +99,8 @@ again changes nothing. Exit status: 0 merged (or nothing to change), 1 a problem
 }
 
 // mergeErr keeps a merge's findings at exit status 1 (the shards are not
-// yet a whole), and a missing input file at 2.
+// yet a whole), and a directory without shards of the kind asked (or a
+// missing input) at 2.
 func mergeErr(err error) error {
 	if errors.Is(err, pipeline.ErrNoShards) {
 		return usageError{err}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tracegrid/tracegrid/internal/fakemodel"
@@ -156,6 +157,10 @@ func TestMergeCLIErrors(t *testing.T) {
 	}{
 		{[]string{"--render", dir}, 1, "shard 1/2 never started"},
 		{[]string{"--render", t.TempDir()}, 2, "has no shards/plan.json: nothing to merge"},
+		{[]string{"--render", filepath.Join(dir, "absent")}, 2, "absent is not a directory"},
+		{[]string{"--render", spec}, 2, "grid.yaml is not a directory"},
+		{[]string{"--variants", filepath.Join(dir, "absent")}, 2, "absent is not a directory"},
+		{[]string{"--variants", dir}, 2, "holds the shards of a render, not of a variants"},
 		{[]string{}, 2, "give one of --render DIR, --variants D or --db OUT IN…"},
 		{[]string{"--render", dir, "--db", "x.sqlite"}, 2, "give one of"},
 		{[]string{"--db", filepath.Join(dir, "out.sqlite")}, 2, "--db OUT needs input databases"},
@@ -292,5 +297,89 @@ func TestEvalShardsCLI(t *testing.T) {
 	}
 	if rows, _ := exportRows(t, filepath.Join(dir3, "r.3-of-3.db")); rows != 0 {
 		t.Errorf("the empty shard's database holds %d trials", rows)
+	}
+}
+
+// TestEmptyShardFlag: --shard "" (a job script's --shard "$SHARD" with
+// SHARD unset) is refused by every command that takes --shard, exit 2,
+// before anything is written: read as "no flag" it would run the whole
+// plan in every task.
+func TestEmptyShardFlag(t *testing.T) {
+	manifest := renderSmall(t)
+	out := t.TempDir()
+	spec := writeFile(t, "grid.yaml", "grid: default\ndomains: [blinking]\ncounts: [2]\nfrequencies: [1.0]\nduration: 2\nwidth: 160\nheight: 96\n")
+	study := studyFile(t, manifest, "http://127.0.0.1:9/v1", filepath.Join(out, "r.db"), 1, 1, "")
+	for _, args := range [][]string{
+		{"render", "--spec", spec, "--out", filepath.Join(out, "render")},
+		{"variants", "--manifest", manifest, "--policies", "fps:1", "--out", filepath.Join(out, "variants")},
+		{"eval", "--config", study, "--dry-run"},
+		{"eval", "--config", study},
+	} {
+		for _, empty := range []string{"", " "} {
+			msg, code := runEnv(t, nil, append(args, "--shard", empty)...)
+			if code != 2 || !strings.Contains(msg, "--shard is empty") {
+				t.Errorf("%s --shard %q: exit %d, want 2 with \"--shard is empty\":\n%s", args[0], empty, code, msg)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("a refused run wrote %v", ents)
+	}
+}
+
+// TestWrittenFileModes: under the usual umask 022 every file a render, a
+// sharded render and its merge, and variants runs (frames with the
+// dataset, videos in shards) write is 0644 and every
+// directory 0755 — manifests, traces, plan and shard records, frames.json,
+// variants.jsonl and dataset.jsonl included, which atomic writes used to
+// leave owner-only (0600): colleagues' jobs on a shared file system could
+// not read them.
+func TestWrittenFileModes(t *testing.T) {
+	old := syscall.Umask(0o022) // the children inherit it
+	t.Cleanup(func() { syscall.Umask(old) })
+	root := t.TempDir()
+	spec := writeFile(t, "grid.yaml", "grid: default\ndomains: [bounce_ball, blinking]\ncounts: [0, 2]\nfrequencies: [1.0]\nduration: 2\nwidth: 160\nheight: 96\n")
+	one, sharded := filepath.Join(root, "render"), filepath.Join(root, "sharded")
+	manifest := filepath.Join(one, pipeline.ManifestName)
+	for _, args := range [][]string{
+		{"render", "--spec", spec, "--out", one},
+		{"render", "--spec", spec, "--out", sharded, "--shard", "1/2"},
+		{"render", "--spec", spec, "--out", sharded, "--shard", "2/2"},
+		{"merge", "--render", sharded},
+		{"variants", "--manifest", manifest, "--policies", "fps:1,keyframes", "--out", filepath.Join(root, "frames"), "--dataset"},
+		{"variants", "--manifest", manifest, "--policies", "fps:2", "--as", "video", "--out", filepath.Join(root, "video"), "--shard", "1/2"},
+		{"variants", "--manifest", manifest, "--policies", "fps:2", "--as", "video", "--out", filepath.Join(root, "video"), "--shard", "2/2"},
+	} {
+		if out, code := runEnv(t, nil, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, out)
+		}
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path == root {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o644)
+		if d.IsDir() {
+			want = 0o755 | os.ModeDir
+		}
+		if fi.Mode() != want {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s: mode %v, want %v", rel, fi.Mode(), want)
+		}
+		seen[filepath.Base(path)] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"manifest.jsonl", "plan.json", "shard.json", "frames.json", "variants.jsonl", "dataset.jsonl", ".tracegrid.lock"} {
+		if !seen[name] {
+			t.Errorf("no %s was written: the test does not cover it", name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -29,10 +30,16 @@ func registerShardFlags(fl *pflag.FlagSet) {
 
 // resolveShard picks the command's shard: --shard, else the scheduler's
 // environment (shard.Resolve). It logs which shard and why; bad or
-// contradictory settings are usage errors (exit 2).
+// contradictory settings are usage errors (exit 2). A --shard given with
+// an empty value is one of them: it is what `--shard "$VAR"` passes when
+// a job script's variable is unset, and read as "no flag" it would run
+// the whole plan in every task.
 func resolveShard(cmd *cobra.Command, log *slog.Logger) (shard.Shard, error) {
 	flag, _ := cmd.Flags().GetString("shard")
 	n, _ := cmd.Flags().GetInt("shards")
+	if cmd.Flags().Changed("shard") && strings.TrimSpace(flag) == "" {
+		return shard.Shard{}, usageError{errors.New(`--shard is empty (an unset variable in a job script?): give I/N, e.g. --shard 2/8, or leave the flag out to take the scheduler's environment or the whole plan`)}
+	}
 	s, why, err := shard.Resolve(flag, n, os.Getenv)
 	if err != nil {
 		return shard.Shard{}, usageError{err}

@@ -29,7 +29,7 @@ type Lock struct {
 	path string
 }
 
-// TryLock opens path (creating it, mode 0644, when missing; it is never
+// TryLock opens path (creating it, FileMode under the umask, when missing; it is never
 // deleted, since removing a lock file races with a process about to lock
 // it) and takes an exclusive, non-blocking flock(2) on it. A second
 // TryLock on the same file — from another process, or from this one
@@ -39,7 +39,7 @@ type Lock struct {
 // emulated with byte-range locks on Linux ≥ 2.6.12; a filesystem without
 // locking at all is an error, not a silent pass.)
 func TryLock(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, FileMode)
 	if err != nil {
 		return nil, err
 	}
