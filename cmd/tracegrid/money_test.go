@@ -262,11 +262,14 @@ func TestEvalBadInputExitCodes(t *testing.T) {
 	outside := variant("outside.jsonl", lines[0], strings.Replace(lines[1], `"trace":"clips/`, `"trace":"../../../../../../../../etc/passwd#`, 1))
 	db := filepath.Join(t.TempDir(), "r.db")
 	flags := []string{"--base-url", fm.URL(), "--model", "m", "--policy", "uniform:2", "--prompt", "direct", "--db", db}
+	// Issue 31 item 4: a key too short to redact from error texts.
+	t.Setenv("TRACEGRID_TEST_SHORT_KEY", "6")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{append([]string{"eval", "--manifest", manifest, "--api-key-env", "TRACEGRID_TEST_UNSET_KEY"}, flags...), "environment variable TRACEGRID_TEST_UNSET_KEY is not set"},
+		{append([]string{"eval", "--manifest", manifest, "--api-key-env", "TRACEGRID_TEST_SHORT_KEY"}, flags...), "environment variable TRACEGRID_TEST_SHORT_KEY holds a key shorter than 8 characters"},
 		{append([]string{"eval", "--manifest", manifest, "--max-images", "-1"}, flags...), "max_images -1"},
 		{[]string{"eval", "--manifest", manifest}, "give --config, or --manifest"},
 		{append([]string{"eval", "--manifest", garbage}, flags...), garbage + ":2: not a JSON object"},
