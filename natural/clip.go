@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -55,7 +56,7 @@ func CountTrace(e pipeline.Entry) *trace.Trace {
 // wrap pipeline.ErrManifest (or fs.ErrNotExist for a missing file).
 func Load(manifestPath string, e pipeline.Entry) (*Clip, error) {
 	if !Imported(e) || e.Natural == nil {
-		return nil, fmt.Errorf("%w: clip %s of domain %s is not an imported video", pipeline.ErrManifest, e.ID, e.Domain)
+		return nil, fmt.Errorf("%w: clip %s of domain %s is not an imported video", pipeline.ErrManifest, textin.Quote(e.ID), textin.Quote(e.Domain))
 	}
 	video, err := e.VideoPath(manifestPath)
 	if err != nil {
@@ -64,19 +65,19 @@ func Load(manifestPath string, e pipeline.Entry) (*Clip, error) {
 	sum, err := fsutil.FileSHA256(video)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("clip %s: video %s: %w (the manifest points at the imported file; it has moved or gone)", e.ID, video, fs.ErrNotExist)
+			return nil, fmt.Errorf("clip %s: video %s: %w (the manifest points at the imported file; it has moved or gone)", textin.Quote(e.ID), textin.Quote(video), fs.ErrNotExist)
 		}
-		return nil, fmt.Errorf("clip %s: video %s: %w", e.ID, video, err)
+		return nil, fmt.Errorf("clip %s: video %s: %w", textin.Quote(e.ID), textin.Quote(video), err)
 	}
 	if sum != e.SHA256 {
 		return nil, fmt.Errorf("%w: clip %s: video %s changed since it was imported (sha256 %.12s…, recorded %.12s…); import it again",
-			pipeline.ErrManifest, e.ID, video, sum, e.SHA256)
+			pipeline.ErrManifest, textin.Quote(e.ID), textin.Quote(video), sum, e.SHA256)
 	}
 	var tr *trace.Trace
 	if e.Trace == "" {
 		tr = CountTrace(e)
 		if err := tr.Validate(); err != nil {
-			return nil, fmt.Errorf("%w: clip %s: its entry does not make a valid trace: %w", pipeline.ErrManifest, e.ID, err)
+			return nil, fmt.Errorf("%w: clip %s: its entry does not make a valid trace: %w", pipeline.ErrManifest, textin.Quote(e.ID), err)
 		}
 	} else {
 		path, err := e.TracePath(manifestPath)
@@ -85,13 +86,13 @@ func Load(manifestPath string, e pipeline.Entry) (*Clip, error) {
 		}
 		if tr, err = trace.Load(path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("clip %s: trace %s: %w", e.ID, e.Trace, fs.ErrNotExist)
+				return nil, fmt.Errorf("clip %s: trace %s: %w", textin.Quote(e.ID), textin.Quote(e.Trace), fs.ErrNotExist)
 			}
-			return nil, fmt.Errorf("%w: clip %s: %w", pipeline.ErrManifest, e.ID, err)
+			return nil, fmt.Errorf("%w: clip %s: %w", pipeline.ErrManifest, textin.Quote(e.ID), err)
 		}
 	}
 	if err := agrees(e, tr); err != nil {
-		return nil, fmt.Errorf("%w: clip %s: trace %s does not describe the manifest's entry: %s", pipeline.ErrManifest, e.ID, e.Trace, err)
+		return nil, fmt.Errorf("%w: clip %s: trace %s does not describe the manifest's entry: %s", pipeline.ErrManifest, textin.Quote(e.ID), textin.Quote(e.Trace), err)
 	}
 	return &Clip{Entry: e, Trace: tr, Video: video}, nil
 }
@@ -101,7 +102,7 @@ func agrees(e pipeline.Entry, tr *trace.Trace) error {
 	nat := tr.Natural
 	switch {
 	case tr.ID != e.ID || tr.Domain != e.Domain:
-		return fmt.Errorf("it is clip %s of domain %s", tr.ID, tr.Domain)
+		return fmt.Errorf("it is clip %s of domain %s", textin.Quote(tr.ID), textin.Quote(tr.Domain))
 	case tr.N != e.N:
 		return fmt.Errorf("n=%d, the entry %d", tr.N, e.N)
 	case tr.Duration != e.Render.Duration || tr.FPS != e.Render.FPS || tr.Width != e.Render.Width || tr.Height != e.Render.Height:
@@ -113,7 +114,7 @@ func agrees(e pipeline.Entry, tr *trace.Trace) error {
 		return fmt.Errorf("%d frames at %v fps rotated %d°; the entry %d at %v fps rotated %d°", nat.Frames, nat.FrameRate, nat.Rotation,
 			e.Frames, e.Natural.FrameRate, e.Natural.Rotation)
 	case nat.Video != e.Natural.Source || nat.Action != e.Natural.Action:
-		return fmt.Errorf("video %q (%q); the entry %q (%q)", nat.Video, nat.Action, e.Natural.Source, e.Natural.Action)
+		return fmt.Errorf("video %s (%s); the entry %s (%s)", textin.Quote(nat.Video), textin.Quote(nat.Action), textin.Quote(e.Natural.Source), textin.Quote(e.Natural.Action))
 	}
 	return nil
 }

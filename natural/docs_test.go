@@ -114,3 +114,47 @@ func TestZeroLengthRepetition(t *testing.T) {
 		t.Errorf("%v %v", problems, err)
 	}
 }
+
+// TestIntegerCells: a count or frame index is decimal digits (pandas'
+// "12.0" too), the rule of a spec's and study's integer fields: "1e3", a
+// sign or a fraction is a bad row that quotes the cell.
+func TestIntegerCells(t *testing.T) {
+	_, rows, problems, err := natural.ReadTableFrom([]byte("type,name,count,L1,L2\nx,a.mp4,1.0,0,5.0\nx,b.mp4,1e3,,\nx,c.mp4,+1,,\nx,d.mp4,1,0,1e1\nx,e.mp4,2.5,,\nx,f.mp4,-1,,\n"))
+	if err != nil || len(rows) != 1 || rows[0].Count != 1 || rows[0].Bounds[1] != 5 {
+		t.Fatalf("%+v %v", rows, err)
+	}
+	want := []string{`count "1e3" is not a whole number ≥ 0`, `count "+1" is not a whole number`, `L2 "1e1" is not a frame index`,
+		`count "2.5" is not a whole number`, `count "-1" is not a whole number`}
+	if len(problems) != len(want) {
+		t.Fatalf("problems %v", problems)
+	}
+	for i, w := range want {
+		if !strings.Contains(problems[i].Msg, w) {
+			t.Errorf("problem %d: %q, want %q", i, problems[i].Msg, w)
+		}
+	}
+}
+
+// TestTableBOMCRLFAndBoundedQuotes: a table saved on Windows (byte order
+// mark, CRLF) reads as the plain one; a 10 MB cell is quoted 200 bytes
+// long, never whole.
+func TestTableBOMCRLFAndBoundedQuotes(t *testing.T) {
+	_, rows, problems, err := natural.ReadTableFrom([]byte("\ufefftype,name,count,L1,L2\r\nx,a.mp4,1,0,5\r\nx,b.mp4,2,,\r\n"))
+	if err != nil || len(problems) != 0 || len(rows) != 2 || rows[0].Name != "a.mp4" || rows[0].Bounds[1] != 5 || rows[1].Count != 2 {
+		t.Fatalf("%+v %v %v", rows, problems, err)
+	}
+	huge := strings.Repeat("q", 10<<20)
+	_, _, problems, err = natural.ReadTableFrom([]byte("name,count\n" + huge + ",1\na.mp4," + huge + "\n"))
+	if err != nil || len(problems) != 2 {
+		t.Fatalf("%v %v", problems, err)
+	}
+	for _, p := range problems {
+		if s := p.String(); len(s) > 400 || !strings.Contains(s, `qqq"… (10485760 bytes)`) {
+			t.Errorf("%d bytes: %.300s", len(s), s)
+		}
+	}
+	_, _, _, err = natural.ReadTableFrom([]byte(huge + ",count\n"))
+	if err == nil || len(err.Error()) > 600 || !strings.Contains(err.Error(), `"… (10485766 bytes)`) {
+		t.Errorf("header: %.300v", err)
+	}
+}

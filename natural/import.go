@@ -17,6 +17,7 @@ import (
 	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -72,7 +73,7 @@ func Import(ctx context.Context, opt Options) (Result, error) {
 		opt.EventAt = trace.EventAtEnd
 	}
 	if !slices.Contains(trace.EventAts, opt.EventAt) {
-		return res, fmt.Errorf("%w: --event-at %q: want %s", ErrInput, opt.EventAt, strings.Join(trace.EventAts, ", "))
+		return res, fmt.Errorf("%w: --event-at %s: want %s", ErrInput, textin.Quote(opt.EventAt), strings.Join(trace.EventAts, ", "))
 	}
 	if opt.Out == "" || opt.Videos == "" || opt.Annotations == "" {
 		return res, fmt.Errorf("%w: the videos folder, the annotation table and the output directory are all required", ErrInput)

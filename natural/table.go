@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/internal/textin"
 )
 
 // Layout is an annotation table's layout.
@@ -74,8 +76,21 @@ func (p Problem) String() string {
 	return p.Name + ": " + p.Msg
 }
 
-// ReadTable reads an annotation table (ReadTableFrom) from a file.
+// ReadTable reads an annotation table (ReadTableFrom) from a file. A
+// path that is not a regular file (a directory, a FIFO, a device) is bad
+// input, refused before it is opened: a FIFO would block the read.
 func ReadTable(path string) (Layout, []Row, []Problem, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("%w: annotations: %w", ErrInput, err)
+	}
+	if !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		if fi.IsDir() {
+			what = "a directory"
+		}
+		return "", nil, nil, fmt.Errorf("%w: annotations %s is %s: name the annotation table (CSV)", ErrInput, path, what)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("%w: annotations: %w", ErrInput, err)
@@ -96,14 +111,14 @@ func ReadTable(path string) (Layout, []Row, []Problem, error) {
 }
 
 // ReadTableFrom reads an annotation table: comma-separated values (a UTF-8
-// byte order mark is skipped), a header row naming the layout
+// byte order mark is skipped, CRLF line ends read as LF), a header row naming the layout
 // (LayoutRepCount or LayoutPlain, names compared without case), then one
 // row per video. A row that cannot be used is a Problem naming its line
 // and the cell; the others are returned in file order. Errors (wrapping
 // ErrInput) are for the table as a whole: not CSV, an unknown header, no
 // rows.
 func ReadTableFrom(data []byte) (Layout, []Row, []Problem, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = textin.TrimBOM(data)
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
@@ -201,17 +216,17 @@ func parseHeader(cells []string) (header, error) {
 		h.layout, h.name, h.count = LayoutPlain, off, off+1
 		more = rest[2:]
 	default:
-		return header{}, fmt.Errorf("%w: annotation header %q: want %s", ErrInput, strings.Join(cells, ","), AcceptedHeaders)
+		return header{}, fmt.Errorf("%w: annotation header %s: want %s", ErrInput, textin.Quote(strings.Join(cells, ",")), AcceptedHeaders)
 	}
 	first := len(norm) - len(more)
 	for i, c := range more {
 		switch {
 		case lColumn.MatchString(c) && h.layout == LayoutPlain:
-			return header{}, fmt.Errorf("%w: annotation header: column %d is %q: boundary columns L1, L2, … need the RepCount-A layout type,name,count,L1,L2,…",
-				ErrInput, first+i+1, cells[first+i])
+			return header{}, fmt.Errorf("%w: annotation header: column %d is %s: boundary columns L1, L2, … need the RepCount-A layout type,name,count,L1,L2,…",
+				ErrInput, first+i+1, textin.Quote(cells[first+i]))
 		case lColumn.MatchString(c):
-			return header{}, fmt.Errorf("%w: annotation header: column %d is %q, want L%d (the boundary columns are L1, L2, … in order)",
-				ErrInput, first+i+1, cells[first+i], h.nbounds+1)
+			return header{}, fmt.Errorf("%w: annotation header: column %d is %s, want L%d (the boundary columns are L1, L2, … in order)",
+				ErrInput, first+i+1, textin.Quote(cells[first+i]), h.nbounds+1)
 		case c == "fps" && h.fps < 0:
 			h.fps = first + i
 		}
@@ -257,8 +272,13 @@ func (h header) row(rec []string) (Row, string) {
 	if row.Name == "" {
 		return row, "the name cell is empty"
 	}
+	if len(row.Name) > maxNameBytes {
+		// No file has such a name; the message quotes a bounded prefix
+		// and the problem names no file.
+		return Row{}, fmt.Sprintf("name %s is longer than %d bytes: not a file name", textin.Quote(row.Name), maxNameBytes)
+	}
 	if strings.ContainsAny(row.Name, `/\`) || row.Name == "." || row.Name == ".." || strings.ContainsRune(row.Name, 0) {
-		return row, fmt.Sprintf("name %q is not a file name (no directory parts): the videos are looked up in the videos folder", row.Name)
+		return row, fmt.Sprintf("name %s is not a file name (no directory parts): the videos are looked up in the videos folder", textin.Quote(row.Name))
 	}
 	last := len(rec)
 	for last > 0 && strings.TrimSpace(rec[last-1]) == "" {
@@ -270,16 +290,16 @@ func (h header) row(rec []string) (Row, string) {
 	if h.fps >= 0 && cell(h.fps) != "" {
 		v, err := strconv.ParseFloat(cell(h.fps), 64)
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return row, fmt.Sprintf("fps %q is not a positive number", cell(h.fps))
+			return row, fmt.Sprintf("fps %s is not a positive number", textin.Quote(cell(h.fps)))
 		}
 		row.FPS = v
 	}
-	count, ok := wholeNumber(cell(h.count))
+	count, ok := textin.Int(cell(h.count))
 	switch {
 	case cell(h.count) == "":
 		return row, "the count cell is empty"
 	case !ok || count < 0:
-		return row, fmt.Sprintf("count %q is not a whole number ≥ 0", cell(h.count))
+		return row, fmt.Sprintf("count %s is not a whole number ≥ 0 (decimal digits, as 12 or pandas' 12.0)", textin.Quote(cell(h.count)))
 	case count > MaxCount:
 		return row, fmt.Sprintf("count %d is above the limit of %d", count, MaxCount)
 	}
@@ -299,9 +319,9 @@ func (h header) row(rec []string) (Row, string) {
 		if gap >= 0 {
 			return row, fmt.Sprintf("L%d is empty but L%d is not: boundary cells must be filled from L1 on, empty only at the end", gap-h.bounds+1, i-h.bounds+1)
 		}
-		v, ok := wholeNumber(c)
-		if !ok || v < 0 {
-			return row, fmt.Sprintf("L%d %q is not a frame index (a whole number ≥ 0)", i-h.bounds+1, c)
+		v, ok := textin.Int(c)
+		if !ok {
+			return row, fmt.Sprintf("L%d %s is not a frame index (a whole number ≥ 0 in decimal digits)", i-h.bounds+1, textin.Quote(c))
 		}
 		row.Bounds = append(row.Bounds, v)
 	}
@@ -325,15 +345,5 @@ func (h header) row(rec []string) (Row, string) {
 	return row, ""
 }
 
-// wholeNumber reads "12" or "12.0" (pandas writes an integer column with
-// empty cells as floats); not "12.5", "1e3" is 1000.
-func wholeNumber(s string) (int, bool) {
-	if v, err := strconv.Atoi(s); err == nil {
-		return v, true
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
-		return 0, false
-	}
-	return int(f), true
-}
+// maxNameBytes is the longest file name Linux file systems allow.
+const maxNameBytes = 255

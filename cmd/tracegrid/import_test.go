@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tracegrid/tracegrid/encode"
@@ -72,5 +73,17 @@ func TestImportCommand(t *testing.T) {
 	}
 	if _, _, code := inProcess(t, newImportCmd(), "--videos", videos, "--out", out); code != exitUsage {
 		t.Errorf("no --annotations: exit %d", code)
+	}
+	// --annotations naming a directory or a FIFO is bad input (2), the
+	// FIFO refused without opening it (an open would block).
+	fifo := filepath.Join(dir, "fifo.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{videos, fifo} {
+		if _, err, code := inProcess(t, newImportCmd(), "--videos", videos, "--annotations", bad, "--out", filepath.Join(dir, "bad")); code != exitUsage ||
+			err == nil || !strings.Contains(err.Error(), "annotations "+bad+" is ") {
+			t.Errorf("--annotations %s: exit %d, %v", bad, code, err)
+		}
 	}
 }
