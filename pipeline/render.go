@@ -408,7 +408,9 @@ func settingsOf(s Spec) RenderSettings {
 // manifest must end up listing exactly the plan's clips, and dropping
 // another plan's entries would orphan its files. A manifest holding part
 // of the plan (an interrupted run, or a plan grown by more seeds) is
-// resumed.
+// resumed. Clips of the plan this manifest lacks are then looked for in
+// the directory's other manifests (reuseOtherSplits): a clip another
+// split made is verified the same way and reused, not rendered again.
 func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, log *slog.Logger) (done map[string]bool, kept []Entry, err error) {
 	entries, skipped, err := ReadManifest(manifestPath)
 	if err != nil {
@@ -445,7 +447,57 @@ func verifyExisting(out, manifestPath string, spec Spec, order map[string]int, l
 		done[id] = true
 		kept = append(kept, e)
 	}
-	return done, kept, nil
+	return done, reuseOtherSplits(out, manifestPath, want, order, done, kept, log), nil
+}
+
+// reuseOtherSplits adds to kept (and done) the clips of order that are not
+// done but that another manifest of the directory records and verifies:
+// DIR/manifest.jsonl (a merged or unsharded render) and every shard's
+// DIR/shards/I-of-N/manifest.jsonl, whatever its N. All of them name the
+// same plan (OpenShard and CheckShardPlan refuse another), their paths are
+// relative to DIR, and a shard of this run's split that may be writing
+// meanwhile never writes this run's clips, so what verifies here stays
+// valid. Without this a render of another split, or a plain render after
+// the shards, would render every finished clip again. Manifests that
+// cannot be read are passed over: their clips are rendered.
+func reuseOtherSplits(out, manifestPath string, want RenderSettings, order map[string]int, done map[string]bool, kept []Entry, log *slog.Logger) []Entry {
+	if len(done) == len(order) {
+		return kept
+	}
+	paths := []string{filepath.Join(out, ManifestName)}
+	shardManifests, _ := filepath.Glob(filepath.Join(out, ShardsDir, "*", ManifestName))
+	paths = append(paths, shardManifests...)
+	reused := 0
+	for _, path := range paths {
+		if filepath.Clean(path) == filepath.Clean(manifestPath) {
+			continue
+		}
+		entries, _, err := ReadManifest(path)
+		if err != nil {
+			log.Info("not reusing the clips of another manifest: unreadable", "manifest", path, "err", err)
+			continue
+		}
+		last := map[string]int{} // the last line for an id wins
+		for i, e := range entries {
+			last[e.ID] = i
+		}
+		for i, e := range entries {
+			if _, planned := order[e.ID]; !planned || done[e.ID] || last[e.ID] != i {
+				continue
+			}
+			if reason := verifyEntry(out, e, want); reason != "" {
+				log.Info("not reusing a clip of another manifest", "id", e.ID, "manifest", path, "reason", reason)
+				continue
+			}
+			done[e.ID] = true
+			kept = append(kept, e)
+			reused++
+		}
+	}
+	if reused > 0 {
+		log.Info("reusing verified clips recorded by another split or run", "clips", reused)
+	}
+	return kept
 }
 
 // otherPlanError names the directory, how many of its clips the plan

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracegrid/tracegrid/internal/shard"
 )
@@ -292,5 +293,61 @@ func TestMergeRenderErrors(t *testing.T) {
 	}
 	if got := manifestIDs(t, merged); !slices.Equal(got, planIDs(plan)) {
 		t.Errorf("merged manifest %v, want the plan %v", got, planIDs(plan))
+	}
+}
+
+// TestOtherSplitReusesClips: after a complete 3-shard render, a shard of
+// another split (1/2) and a plain render into the same directory render
+// nothing again — every clip is verified and reused, its file untouched —
+// and a clip damaged in between is the only one rendered again.
+func TestOtherSplitReusesClips(t *testing.T) {
+	s := smallSpec(t)
+	plan, _ := s.Plan()
+	out := t.TempDir()
+	for i := 1; i <= 3; i++ {
+		if sum, err := renderShard(t, s, out, shard.Shard{Index: i, Count: 3}); err != nil || sum.Rendered != 2 {
+			t.Fatalf("shard %d/3: %+v, %v", i, sum, err)
+		}
+	}
+	video := func(k int) string { return filepath.Join(out, "clips", plan[k].ID()+".mp4") }
+	mtimes := map[int]time.Time{}
+	for k := range plan {
+		fi, err := os.Stat(video(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mtimes[k] = fi.ModTime()
+	}
+	time.Sleep(20 * time.Millisecond) // a rewrite would get a later mtime
+
+	sum, err := renderShard(t, s, out, shard.Shard{Index: 1, Count: 2})
+	if err != nil || sum.Planned != 3 || sum.Skipped != 3 || sum.Rendered != 0 {
+		t.Errorf("shard 1/2 after a 3-way split: %+v, %v; want its 3 clips reused", sum, err)
+	}
+	if got := manifestIDs(t, shardManifest(out, 1, 2)); len(got) != 3 {
+		t.Errorf("shard 1/2's manifest records %v, want its 3 reused clips", got)
+	}
+	// Damage one clip; a plain render redoes it alone.
+	if err := os.WriteFile(video(5), []byte("not a video"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = render(t, context.Background(), s, out)
+	if err != nil || sum.Planned != 6 || sum.Skipped != 5 || sum.Rendered != 1 {
+		t.Errorf("plain render after the shards: %+v, %v; want 5 reused and the damaged clip rendered", sum, err)
+	}
+	if got := manifestIDs(t, filepath.Join(out, ManifestName)); !slices.Equal(got, planIDs(plan)) {
+		t.Errorf("DIR/manifest.jsonl = %v, want the plan %v", got, planIDs(plan))
+	}
+	for k := range plan[:5] {
+		if fi, err := os.Stat(video(k)); err != nil || !fi.ModTime().Equal(mtimes[k]) {
+			t.Errorf("%s was written again (mtime %v → %v, %v)", plan[k].ID(), mtimes[k], fi.ModTime(), err)
+		}
+	}
+	if fi, err := os.Stat(video(5)); err != nil || fi.ModTime().Equal(mtimes[5]) || fi.Size() < 100 {
+		t.Errorf("the damaged clip was not rendered again: %v, %v", fi, err)
+	}
+	// And now everything is done for any split.
+	if sum, err := render(t, context.Background(), s, out); err != nil || sum.Skipped != 6 {
+		t.Errorf("plain render again: %+v, %v", sum, err)
 	}
 }
