@@ -81,12 +81,12 @@ func extreme(e score.LocalExtreme, sign string) string {
 // cvbTable is the study's objects rows, then the paper's figures.
 func (r *Report) cvbTable() htmlTable {
 	t := htmlTable{ID: "cvb-table2", Head: cvbHead,
-		Caption: "CountVideoBench measures (§5.2, Table 2) over the objects trials of each model × condition: EM and Acc@10% over all scored trials (an answer without a number is wrong), Coverage = answered/trials, MAE and RMSE over answered trials, |S| distinct predicted values, PP = exp(entropy) with non-responses pooled as one outcome; the largest local excess and deficit of the prediction histogram with the value where they occur.",
+		Caption: "CountVideoBench measures (§5.2, Table 2) over the objects trials of each model × condition: EM and Acc@10% over all scored trials (an answer without a number is wrong), Coverage = answered/trials, MAE and RMSE over answered trials (– when none was), |S| distinct predicted values, PP = exp(entropy) with non-responses pooled as one outcome; the largest local excess and deficit of the prediction histogram with the value where they occur.",
 		Note:    "Every number of the paper rows is from its text (Table 2 is not quoted); – : not given there. Local deficits are printed as the amount below the flanking peaks (the paper writes −114 for GPT-5.4's)."}
 	t.Rows = append(t.Rows, htmlRow{Section: "This study"})
 	for _, c := range r.CountVideoBench.Rows {
 		t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label(), itoa(c.Trials), pct1(c.EM), pct1(c.Acc10),
-			pct1(c.Coverage), fix2(c.MAE), fix2(c.RMSE), itoa(c.Support), fix2(c.Perplexity), extreme(c.Excess, "+"), extreme(c.Deficit, "−")}})
+			pct1(c.Coverage), fix2p(c.MAE), fix2p(c.RMSE), itoa(c.Support), fix2(c.Perplexity), extreme(c.Excess, "+"), extreme(c.Deficit, "−")}})
 	}
 	t.Rows = append(t.Rows, htmlRow{Section: "Against CountVideoBench (ten uniform frames, one prompt, §5.1)"})
 	for _, p := range r.CountVideoBench.Reference {

@@ -43,7 +43,8 @@
 //   - CountVideoBench (objects domain, summary.json "countvideobench"):
 //     per model × condition over the objects trials, EM, Acc@10%,
 //     Coverage, MAE, RMSE, |S|, PP and the largest local excess and
-//     deficit (Table 2's measures), the prediction histogram (Fig. 5), EM
+//     deficit (Table 2's measures; a measure over no answered trial is
+//     null, "–", never 0), the prediction histogram (Fig. 5), EM
 //     and Coverage per true count as a table and two figures (Figs. 3–4);
 //     the share of the evaluated clips in which some object leaves the view
 //     and the mean number that do (trace.SummarizeViews, each clip once,
@@ -53,8 +54,10 @@
 //   - Natural videos (low-frequency-trap §7; natural.go, summary.json
 //     "natural" and "natural_section"): exact match by count bin per model
 //     × condition with Wilson intervals (default bins 0…6, 7–9, 10–14,
-//     15–19, 20–29, 30+; Options.NaturalBins), the off-by-one rate, MAE,
-//     the predicted and true count histograms, trace measures (P, R, F1,
+//     15–19, 20–29, 30+; Options.NaturalBins), the share exactly one
+//     away, RepCount-A's OBO (|ĉ − c| ≤ 1) and normalised MAE (|ĉ − c|/c,
+//     clips with c = 0 left out and counted), the absolute MAE, the
+//     predicted and true count histograms, trace measures (P, R, F1,
 //     VOR) under a fixed window (0.5 s, or a fixed Options.Tolerance)
 //     where a clip has a trace of its repetitions, and each model's
 //     synthetic exact match in the same bins. Only studies with natural

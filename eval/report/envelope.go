@@ -116,8 +116,8 @@ func (r *Report) envelope(mi ModelInfo) string {
 		var natural []string
 		for _, c := range r.NaturalSection.Conditions {
 			if c.Model == mi.Model && c.Trials > 0 {
-				natural = append(natural, fmt.Sprintf("under %s exact match %s (95%% CI %s–%s) over %d trials, off by one %s, MAE %s",
-					Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(c.Accuracy), pct(c.CILow), pct(c.CIHigh), c.Trials, pct(c.OffByOneRate), fix2(c.MAE)))
+				natural = append(natural, fmt.Sprintf("under %s exact match %s (95%% CI %s–%s) over %d trials, exactly one away %s, %s",
+					Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(c.Accuracy), pct(c.CILow), pct(c.CIHigh), c.Trials, pct(*c.OneAwayRate), naturalErrors(c)))
 			}
 		}
 		if len(natural) > 0 {
@@ -238,4 +238,17 @@ func nLabel(b score.Boundary) string {
 		return "N " + b.Label
 	}
 	return "N = " + b.Label
+}
+
+// naturalErrors states a natural condition's measures over its answered
+// trials in prose, or that it has none (never a 0 that reads as perfect).
+func naturalErrors(c NaturalCondition) string {
+	if c.Answered == 0 {
+		return "no answer with a count"
+	}
+	s := fmt.Sprintf("OBO %s, MAE %s", pct(*c.OBO), fix2(*c.MAE))
+	if c.NormMAE != nil {
+		s += " (normalised by the true count " + fix2(*c.NormMAE) + ")"
+	}
+	return s
 }

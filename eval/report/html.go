@@ -136,7 +136,24 @@ type htmlCase struct {
 }
 
 func pct1(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) }
+
+// pct1p is pct1 of an optional measure, "–" when it is undefined (nil).
+func pct1p(x *float64) string {
+	if x == nil {
+		return "–"
+	}
+	return pct1(*x)
+}
 func fix2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+// fix2p prints an optional measure as fix2 does, "–" when it is undefined
+// (nil): a measure over no answer is shown as missing, never as 0.00.
+func fix2p(x *float64) string {
+	if x == nil {
+		return "–"
+	}
+	return fix2(*x)
+}
 
 func anchor(s string) string { return "m-" + fileSafe(s) }
 
@@ -538,14 +555,14 @@ func (r *Report) table9(mi ModelInfo) htmlTable {
 func (r *Report) countTable(mi ModelInfo) htmlTable {
 	t := htmlTable{ID: anchor(mi.Model) + "-cvb",
 		Head: []string{"Condition", "EM (%)", "Acc@10% (%)", "Coverage (%)", "MAE", "RMSE", "|S|", "PP", "Max. local excess", "Max. local deficit", "Top-3 share of N (%)"},
-		Caption: "Count distribution (CountVideoBench §5.2) over the event domains (objects trials: CountVideoBench section): EM and Acc@10% over all scored trials (an unparseable answer is wrong), Coverage = answered/trials, MAE and RMSE over answered trials, " +
+		Caption: "Count distribution (CountVideoBench §5.2) over the event domains (objects trials: CountVideoBench section): EM and Acc@10% over all scored trials (an unparseable answer is wrong), Coverage = answered/trials, MAE and RMSE over answered trials (– when none was), " +
 			"|S| distinct predicted values, PP = exp(entropy) with abstentions pooled as one outcome. Local excess at k: N_k − max(L_k, R_k); deficit: min(L_k, R_k) − N_k, with L_k = max(N_{k−1}, N_{k−2}), R_k = max(N_{k+1}, N_{k+2})."}
 	for _, c := range r.CountDistributions {
 		if c.Model != mi.Model {
 			continue
 		}
 		t.Rows = append(t.Rows, htmlRow{Cells: []string{Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct1(c.EM), pct1(c.Acc10), pct1(c.Coverage),
-			fix2(c.MAE), fix2(c.RMSE), itoa(c.Support), fix2(c.Perplexity),
+			fix2p(c.MAE), fix2p(c.RMSE), itoa(c.Support), fix2(c.Perplexity),
 			extreme(c.Excess, "+"), extreme(c.Deficit, "−"), pct1(c.Top3Share)}})
 	}
 	return t

@@ -15,7 +15,8 @@ import (
 
 // The "Natural videos" section (low-frequency-trap §7, Figure 5): exact
 // match by count bin on imported natural videos, per model × condition,
-// with Wilson intervals; the off-by-one rate, MAE and count histograms;
+// with Wilson intervals; the share exactly one away, RepCount-A's OBO and
+// normalised MAE, the absolute MAE and count histograms;
 // trace measures under a fixed window where a clip's annotation gives its
 // repetitions; and the same model's synthetic exact match in the same
 // bins.
@@ -105,14 +106,27 @@ type NaturalCondition struct {
 	Unparseable   int     `json:"unparseable"`
 	Failed        int     `json:"failed"`
 	NotApplicable int     `json:"not_applicable"`
-	// OffByOne counts the answers one away from the truth; the rate is over
-	// the scored trials.
-	OffByOne     int     `json:"off_by_one"`
-	OffByOneRate float64 `json:"off_by_one_rate"`
-	// MAE is the mean |ŷ − N| over the answered trials (those with a
-	// count).
-	Answered int     `json:"answered"`
-	MAE      float64 `json:"mae"`
+	// OneAway counts the answers exactly one away from the truth
+	// (|ĉ − c| = 1, exact answers not included); OneAwayRate is over the
+	// scored trials, nil when there are none. Not the field's OBO (below).
+	OneAway     int      `json:"exactly_one_away"`
+	OneAwayRate *float64 `json:"exactly_one_away_rate"`
+	// Answered counts the trials with a count; every measure below is over
+	// them and nil (JSON null) when there are none: an error over no
+	// answer is undefined, and 0 would read as perfect.
+	Answered int `json:"answered"`
+	// MAE is the absolute mean error Σ|ĉ − c|/A, in counts.
+	MAE *float64 `json:"mae_absolute"`
+	// OBO is RepCount-A's off-by-one accuracy (Hu et al., TransRAC, CVPR
+	// 2022): the share of answered trials with |ĉ − c| ≤ 1, exact answers
+	// included.
+	OBO *float64 `json:"obo"`
+	// NormMAE is the MAE normalised by the true count as TransRAC reports
+	// it, Σ|ĉ − c|/c over the answered trials with c > 0. A clip with
+	// c = 0 has no relative error: its answers are left out and counted
+	// in NormMAEExcluded; NormMAE is nil when no answered trial has c > 0.
+	NormMAE         *float64 `json:"mae_normalised"`
+	NormMAEExcluded int      `json:"mae_normalised_excluded"`
 	// Predicted is the histogram of the answered counts.
 	Predicted []HistogramBin `json:"predicted"`
 	// Traced counts the scored trials on clips with a trace of their
@@ -295,6 +309,12 @@ func buildNatural(r *Report, in *input) error {
 	return nil
 }
 
+// ratio is sum/n as an optional measure (n > 0).
+func ratio(sum float64, n int) *float64 {
+	v := sum / float64(n)
+	return &v
+}
+
 type clipTruth struct {
 	n      int
 	traced bool
@@ -308,7 +328,8 @@ func naturalCondition(k mcdKey, g []*scored, edges []int, labels []string, tol f
 	type tally struct{ trials, correct int }
 	bins := make([]tally, len(edges))
 	pred := map[int]int{}
-	var absErr float64
+	var absErr, relErr float64
+	var obo, relN int
 	var p, rc, f1, vor float64
 	for _, s := range g {
 		t := s.src
@@ -322,14 +343,23 @@ func naturalCondition(k mcdKey, g []*scored, edges []int, labels []string, tol f
 			y := *t.Count
 			c.Answered++
 			pred[y]++
-			d := y - n
-			absErr += math.Abs(float64(d))
+			d := math.Abs(float64(y - n))
+			absErr += d
+			if n > 0 {
+				relErr += d / float64(n)
+				relN++
+			} else {
+				c.NormMAEExcluded++
+			}
 			if d == 0 {
 				c.Correct++
 				bins[b].correct++
 			}
-			if d == 1 || d == -1 {
-				c.OffByOne++
+			if d == 1 {
+				c.OneAway++
+			}
+			if d <= 1 {
+				obo++
 			}
 		}
 		tr := s.input.Trace
@@ -358,10 +388,13 @@ func naturalCondition(k mcdKey, g []*scored, edges []int, labels []string, tol f
 		c.Accuracy = float64(c.Correct) / float64(c.Trials)
 		w := score.WilsonInterval(c.Correct, c.Trials, score.Z95)
 		c.CILow, c.CIHigh = w.Lo, w.Hi
-		c.OffByOneRate = float64(c.OffByOne) / float64(c.Trials)
+		c.OneAwayRate = ratio(float64(c.OneAway), c.Trials)
 	}
 	if c.Answered > 0 {
-		c.MAE = absErr / float64(c.Answered)
+		c.MAE, c.OBO = ratio(absErr, c.Answered), ratio(float64(obo), c.Answered)
+	}
+	if relN > 0 {
+		c.NormMAE = ratio(relErr, relN)
 	}
 	if c.Traced > 0 {
 		n := float64(c.Traced)
@@ -444,12 +477,13 @@ func (r *Report) naturalTables() []Table {
 		bins.Rows = append(bins.Rows, []string{n.Model, n.Policy, n.labels, n.Prompt, n.Bin, itoa(n.Trials), itoa(n.Correct), f64(n.Accuracy), f64(n.CILow), f64(n.CIHigh)})
 	}
 	conds := Table{Name: "natural_conditions.csv", Header: []string{"model", "policy", "labels", "prompt", "trials", "correct", "accuracy", "ci_low", "ci_high",
-		"unparseable", "failed", "not_applicable", "off_by_one", "off_by_one_rate", "answered", "mae", "traced", "precision", "recall", "f1", "vor", "tolerance"}}
+		"unparseable", "failed", "not_applicable", "exactly_one_away", "exactly_one_away_rate", "answered", "mae_absolute", "obo", "mae_normalised", "mae_normalised_excluded",
+		"traced", "precision", "recall", "f1", "vor", "tolerance"}}
 	hist := Table{Name: "natural_histogram.csv", Header: []string{"model", "policy", "labels", "prompt", "value", "count"}}
 	for _, c := range sec.Conditions {
 		conds.Rows = append(conds.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, itoa(c.Trials), itoa(c.Correct), f64(c.Accuracy), f64(c.CILow), f64(c.CIHigh),
-			itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.OffByOne), f64(c.OffByOneRate), itoa(c.Answered), f64(c.MAE),
-			itoa(c.Traced), f64(c.Precision), f64(c.Recall), f64(c.F1), f64(c.VOR), f64(sec.Tolerance)})
+			itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.OneAway), f64p(c.OneAwayRate), itoa(c.Answered), f64p(c.MAE),
+			f64p(c.OBO), f64p(c.NormMAE), itoa(c.NormMAEExcluded), itoa(c.Traced), f64(c.Precision), f64(c.Recall), f64(c.F1), f64(c.VOR), f64(sec.Tolerance)})
 		for _, h := range c.Predicted {
 			hist.Rows = append(hist.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, itoa(h.Value), itoa(h.Count)})
 		}
@@ -523,9 +557,11 @@ func (r *Report) naturalHTML() *htmlNatural {
 		h.Bins.Rows = append(h.Bins.Rows, htmlRow{Cells: cells})
 	}
 	h.Measures = htmlTable{ID: "natural-measures",
-		Head: []string{"Model · Condition", "Trials", "EM (%) [95% CI]", "Off by one (%)", "MAE", "Answered", "Unparseable", "Failed", "n/a", "Traced", "Trace P (%)", "Trace R (%)", "Trace F1 (%)", "VOR"},
-		Caption: "Per model × condition: exact match over the scored trials (an unparseable answer is wrong), the share of answers one away from the truth, " +
-			"the mean absolute error over the answered trials; failed requests and trials that are not applicable (keyframes or single:best on a clip annotated with its count alone) are in no measure. " +
+		Head: []string{"Model · Condition", "Trials", "EM (%) [95% CI]", "Exactly one away (%)", "OBO (%)", "MAE (counts)", "MAE / true count", "Answered", "Unparseable", "Failed", "n/a", "Traced", "Trace P (%)", "Trace R (%)", "Trace F1 (%)", "VOR"},
+		Caption: "Per model × condition: exact match over the scored trials (an unparseable answer is wrong) and the share of them exactly one away from the truth; " +
+			"over the answered trials, RepCount-A/TransRAC's measures (Hu et al., CVPR 2022): OBO, the share with |error| ≤ 1 (exact answers included), and the MAE normalised by the true count, mean |ĉ − c|/c " +
+			"(clips with c = 0 left out; their number is in tables/natural_conditions.csv), beside the absolute MAE in counts; – : no trial to measure. " +
+			"Failed requests and trials that are not applicable (keyframes or single:best on a clip annotated with its count alone) are in no measure. " +
 			"Trace measures average the trials on clips with a trace of their repetitions (N > 0): reported events align one-to-one with the repetitions' events within the fixed window below."}
 	for _, c := range sec.Conditions {
 		tr := []string{"–", "–", "–", "–"}
@@ -536,12 +572,8 @@ func (r *Report) naturalHTML() *htmlNatural {
 		if c.Trials > 0 {
 			em = fmt.Sprintf("%s [%s–%s]", pct1(c.Accuracy), pct1(c.CILow), pct1(c.CIHigh))
 		}
-		mae := "–"
-		if c.Answered > 0 {
-			mae = fix2(c.MAE)
-		}
 		h.Measures.Rows = append(h.Measures.Rows, htmlRow{Cells: append([]string{c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label(), itoa(c.Trials), em,
-			pct1(c.OffByOneRate), mae, itoa(c.Answered), itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.Traced)}, tr...)})
+			pct1p(c.OneAwayRate), pct1p(c.OBO), fix2p(c.MAE), fix2p(c.NormMAE), itoa(c.Answered), itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.Traced)}, tr...)})
 	}
 	h.Counts = htmlTable{ID: "natural-counts", Head: []string{"Count", "Clips"}, Caption: "True counts of the natural clips (each clip once); the predicted counts per condition are in tables/natural_histogram.csv."}
 	for _, b := range sec.TrueCounts {
@@ -554,4 +586,4 @@ func (r *Report) naturalHTML() *htmlNatural {
 }
 
 // naturalNote is the Definitions entry of a report with natural videos.
-const naturalNote = "Natural videos (low-frequency-trap §7) are scored on the final count in their own section only: exact match by count bin, the off-by-one rate, MAE and, where the annotation gives every repetition's boundaries, trace measures under a fixed window. They enter no surface, boundary, region or Table 1–9 of the synthetic domains."
+const naturalNote = "Natural videos (low-frequency-trap §7) are scored on the final count in their own section only: exact match by count bin, the share exactly one away, RepCount-A's OBO and normalised MAE, the absolute MAE and, where the annotation gives every repetition's boundaries, trace measures under a fixed window. They enter no surface, boundary, region or Table 1–9 of the synthetic domains."

@@ -163,9 +163,25 @@ func TestNaturalSection(t *testing.T) {
 	}
 	wlo, whi := wilson(2, 5)
 	if c.Trials != 5 || c.Correct != 2 || !near(c.Accuracy, 0.4) || !near(c.CILow, wlo) || !near(c.CIHigh, whi) ||
-		c.Unparseable != 1 || c.Failed != 1 || c.NotApplicable != 0 || c.OffByOne != 1 || !near(c.OffByOneRate, 0.2) ||
-		c.Answered != 4 || !near(c.MAE, 1) || c.Traced != 2 {
+		c.Unparseable != 1 || c.Failed != 1 || c.NotApplicable != 0 || c.OneAway != 1 || !ptrNear(c.OneAwayRate, 0.2) ||
+		c.Answered != 4 || !ptrNear(c.MAE, 1) || c.Traced != 2 {
 		t.Errorf("condition %+v", c)
+	}
+	// RepCount-A's measures over the 4 answers (errors 0, 1, 0, 3 at
+	// truths 1, 2, 3, 8): OBO 3/4 (|error| ≤ 1, exact included); normalised
+	// MAE (0/1 + 1/2 + 0/3 + 3/8)/4 = 0.21875; no truth of 0 left out.
+	if !ptrNear(c.OBO, 0.75) || !ptrNear(c.NormMAE, 0.21875) || c.NormMAEExcluded != 0 {
+		t.Errorf("OBO %v, normalised MAE %v (%d left out); want 0.75, 0.21875 (0)", val(c.OBO), val(c.NormMAE), c.NormMAEExcluded)
+	}
+	cj := one(t, s["natural_section"].(map[string]any), "conditions", map[string]any{"policy": "fps:2"})
+	for k, want := range map[string]float64{"exactly_one_away": 1, "exactly_one_away_rate": 0.2, "answered": 4, "mae_absolute": 1,
+		"obo": 0.75, "mae_normalised": 0.21875, "mae_normalised_excluded": 0} {
+		checkNum(t, "summary.json natural_section.conditions fps:2", cj, k, want)
+	}
+	for _, gone := range []string{"off_by_one", "off_by_one_rate", "mae"} {
+		if _, ok := cj[gone]; ok {
+			t.Errorf("summary.json natural condition still has the ambiguous %q", gone)
+		}
 	}
 	if !near(c.Precision, (1+2.0/3)/2) || !near(c.Recall, 1) || !near(c.F1, (1+0.8)/2) || !near(c.VOR, 1.25) {
 		t.Errorf("trace measures P %v R %v F1 %v VOR %v; want 5/6, 1, 0.9, 1.25", c.Precision, c.Recall, c.F1, c.VOR)
@@ -236,6 +252,96 @@ func TestNaturalSection(t *testing.T) {
 	if !strings.Contains(string(b), "alpha,fps:2,time,zero_shot,7-9,2,0,0,0,") {
 		t.Errorf("natural_bins.csv:\n%s", b)
 	}
+	b, _ = os.ReadFile(filepath.Join(dir, "tables", "natural_conditions.csv"))
+	if !strings.Contains(string(b), ",unparseable,failed,not_applicable,exactly_one_away,exactly_one_away_rate,answered,mae_absolute,obo,mae_normalised,mae_normalised_excluded,traced,") ||
+		!strings.Contains(string(b), ",1,1,0,1,0.2,4,1,0.75,0.21875,0,2,") {
+		t.Errorf("natural_conditions.csv:\n%s", b)
+	}
+	for _, want := range []string{"<th>Exactly one away (%)</th><th>OBO (%)</th><th>MAE (counts)</th><th>MAE / true count</th>",
+		"<td>20.0</td><td>75.0</td><td>1.00</td><td>0.22</td><td>4</td>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+}
+
+// TestNaturalEmptyAndZero: hand-worked RepCount-A measures where the true
+// count is 0 (no relative error: left out of the normalised MAE, counted)
+// and, for a condition with no answered trial, measures that are
+// undefined: null in summary.json, empty in the CSV, "–" in the page —
+// never 0, which would read as perfect.
+//
+//	clip  N  answer      error  |error|/N
+//	z1    0  1           1      (left out)
+//	z2    0  0           0      (left out)
+//	z3    4  2           2      0.5
+//	z4    5  no count    –      –
+//
+// fps:2: OBO 2/3 (errors 1, 0 ≤ 1), MAE 3/3 = 1, normalised MAE 0.5 over
+// one trial, 2 left out; exactly one away 1 of 4 scored. keyframes: only
+// the unparseable answer on z4.
+func TestNaturalEmptyAndZero(t *testing.T) {
+	z1, z2, z3, z4 := naturalTrace("z1", 0), naturalTrace("z2", 0), naturalTrace("z3", 4), naturalTrace("z4", 5)
+	trials := []results.Trial{
+		newTrial("alpha", condNat, z1, intp(1), nil),
+		newTrial("alpha", condNat, z2, intp(0), nil),
+		newTrial("alpha", condNat, z3, intp(2), nil),
+		newTrial("alpha", condNat, z4, nil, nil),
+		newTrial("alpha", condKey, z4, nil, nil),
+	}
+	r, err := Build(trials, Options{Study: "fx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nat, kf NaturalCondition
+	for _, c := range r.NaturalSection.Conditions {
+		switch c.Policy {
+		case condNat.Policy:
+			nat = c
+		case condKey.Policy:
+			kf = c
+		}
+	}
+	if nat.Answered != 3 || !ptrNear(nat.OBO, 2.0/3) || !ptrNear(nat.MAE, 1) || !ptrNear(nat.NormMAE, 0.5) || nat.NormMAEExcluded != 2 ||
+		nat.OneAway != 1 || !ptrNear(nat.OneAwayRate, 0.25) {
+		t.Errorf("fps:2: answered %d, OBO %v, MAE %v, normalised %v (%d left out), one away %d (%v)",
+			nat.Answered, val(nat.OBO), val(nat.MAE), val(nat.NormMAE), nat.NormMAEExcluded, nat.OneAway, val(nat.OneAwayRate))
+	}
+	if kf.Trials != 1 || kf.Answered != 0 || kf.MAE != nil || kf.OBO != nil || kf.NormMAE != nil || !ptrNear(kf.OneAwayRate, 0) {
+		t.Errorf("keyframes (nothing answered): %+v", kf)
+	}
+	dir := filepath.Join(t.TempDir(), "report")
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	s := loadSummary(t, dir)
+	cj := one(t, s["natural_section"].(map[string]any), "conditions", map[string]any{"policy": condKey.Policy})
+	for _, k := range []string{"mae_absolute", "obo", "mae_normalised"} {
+		if v, ok := cj[k]; !ok || v != nil {
+			t.Errorf("summary.json keyframes %s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "tables", "natural_conditions.csv"))
+	if !strings.Contains(string(b), "alpha,keyframes:0.1,position,natural_direct,1,0,0,") || !strings.Contains(string(b), ",0,0,0,0,0,,,,0,0,") {
+		t.Errorf("natural_conditions.csv (keyframes: empty measures):\n%s", b)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	if !strings.Contains(string(page), "<td>0.0</td><td>–</td><td>–</td><td>–</td><td>0</td>") {
+		t.Errorf("index.html: the keyframes row does not show – for its empty measures")
+	}
+	if !strings.Contains(string(page), "exactly one away 0.0%, no answer with a count") {
+		t.Errorf("index.html: the envelope does not say the keyframes condition has no answer")
+	}
+}
+
+func ptrNear(p *float64, want float64) bool { return p != nil && near(*p, want) }
+
+// val is a measure's value, NaN when it is undefined.
+func val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
 
 // TestNaturalBins: bins are lower edges from 0 up; the labels name their

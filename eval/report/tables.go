@@ -35,6 +35,15 @@ func f64(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 func itoa(n int) string    { return strconv.Itoa(n) }
 func btoa(b bool) string   { return strconv.FormatBool(b) }
 
+// f64p is an optional measure's cell: empty when it is undefined (nil),
+// never 0.
+func f64p(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return f64(*x)
+}
+
 var metricHeader = []string{"trials", "correct", "em", "em_lo", "em_hi", "eligible", "vor", "precision", "recall", "f1", "acr", "rfr"}
 
 func (m Metrics) cells() []string {
@@ -241,7 +250,7 @@ func countTables(prefix string, rows []CountRow) []Table {
 	for _, c := range rows {
 		key := []string{c.Model, c.Policy, c.Labels, c.Prompt}
 		cd.Rows = append(cd.Rows, cat(key, []string{itoa(c.Trials), itoa(c.Answered), itoa(c.Abstentions), f64(c.EM), f64(c.Acc10), f64(c.Coverage),
-			f64(c.MAE), f64(c.RMSE), itoa(c.Support), f64(c.Perplexity), f64(c.PerplexityAnswered)},
+			f64p(c.MAE), f64p(c.RMSE), itoa(c.Support), f64(c.Perplexity), f64p(c.PerplexityAnswered)},
 			extremeCells(c.Excess), extremeCells(c.Deficit), []string{f64(c.Top3Share)}))
 		for _, b := range c.Histogram {
 			ch.Rows = append(ch.Rows, cat(key, []string{itoa(b.Value), itoa(b.Count)}))

@@ -182,7 +182,7 @@ func TestObjectsClips(t *testing.T) {
 		t.Fatalf("report: %d objects rows, %d domain rows, views %+v", len(rep.CountVideoBench.Rows), len(rep.Domains), rep.CountVideoBench.Views)
 	}
 	for _, c := range rep.CountVideoBench.Rows {
-		if c.Trials != 2 || c.EM != 0.5 || c.Coverage != 1 || c.MAE != 1 || c.Support != 1 {
+		if c.Trials != 2 || c.EM != 0.5 || c.Coverage != 1 || c.MAE == nil || *c.MAE != 1 || c.Support != 1 {
 			t.Errorf("%s · %s: %+v", c.Policy, c.Prompt, c.CountStats)
 		}
 	}

@@ -44,16 +44,19 @@ type CountStats struct {
 	EM       float64 `json:"em"`
 	Acc10    float64 `json:"acc10"`
 	Coverage float64 `json:"coverage"` // Answered/Trials
-	// MAE and RMSE are over answered trials only (§6.1); 0 when none.
-	MAE  float64 `json:"mae"`
-	RMSE float64 `json:"rmse"`
+	// MAE and RMSE are over answered trials only (§6.1); nil (JSON null)
+	// when none was answered: there is no error to average, and 0 would
+	// read as perfect.
+	MAE  *float64 `json:"mae"`
+	RMSE *float64 `json:"rmse"`
 	// Support is |S|, the number of distinct predicted integers.
 	Support int `json:"support"`
 	// Perplexity is PP = exp(H) of the response distribution with every
 	// abstention pooled into one extra outcome; PerplexityAnswered is the
-	// same over answered predictions only. They agree when Coverage = 1.
+	// same over answered predictions only (nil when none was answered:
+	// no distribution). They agree when Coverage = 1.
 	Perplexity         float64            `json:"perplexity"`
-	PerplexityAnswered float64            `json:"perplexity_answered"`
+	PerplexityAnswered *float64           `json:"perplexity_answered"`
 	Excess             LocalExtreme       `json:"excess"`
 	Deficit            LocalExtreme       `json:"deficit"`
 	ByCardinality      []CardinalityStats `json:"by_cardinality"`
@@ -102,7 +105,8 @@ func CountDistribution(preds []CountPrediction) CountStats {
 	}
 	if s.Answered > 0 {
 		a := float64(s.Answered)
-		s.MAE, s.RMSE = absSum/a, math.Sqrt(sqSum/a)
+		mae, rmse := absSum/a, math.Sqrt(sqSum/a)
+		s.MAE, s.RMSE = &mae, &rmse
 	}
 	s.Support = len(hist)
 	// The entropy is summed in a fixed order (by predicted value), not the
@@ -116,7 +120,10 @@ func CountDistribution(preds []CountPrediction) CountStats {
 	for _, k := range values {
 		counts = append(counts, hist[k])
 	}
-	s.PerplexityAnswered = perplexity(counts)
+	if s.Answered > 0 {
+		pa := perplexity(counts)
+		s.PerplexityAnswered = &pa
+	}
 	if abstained := s.Trials - s.Answered; abstained > 0 {
 		counts = append(counts, abstained)
 	}

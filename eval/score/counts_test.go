@@ -58,10 +58,10 @@ func TestOracle(t *testing.T) {
 		preds = append(preds, CountPrediction{Truth: n, Pred: intp(n)})
 	}
 	s := CountDistribution(preds)
-	if s.EM != 1 || s.Acc10 != 1 || s.Coverage != 1 || s.MAE != 0 || s.RMSE != 0 || s.Support != 26 {
+	if s.EM != 1 || s.Acc10 != 1 || s.Coverage != 1 || val(s.MAE) != 0 || val(s.RMSE) != 0 || s.Support != 26 {
 		t.Errorf("oracle %+v", s)
 	}
-	if math.Abs(s.Perplexity-26) > 1e-9 || math.Abs(s.PerplexityAnswered-26) > 1e-9 {
+	if math.Abs(s.Perplexity-26) > 1e-9 || math.Abs(val(s.PerplexityAnswered)-26) > 1e-9 {
 		t.Errorf("oracle PP %v / %v, want 26", s.Perplexity, s.PerplexityAnswered)
 	}
 	if len(s.ByCardinality) != 26 || s.ByCardinality[0].N != 5 || s.ByCardinality[0].EM != 1 || s.ByCardinality[25].Coverage != 1 {
@@ -92,13 +92,13 @@ func TestCountDistributionHandComputed(t *testing.T) {
 		t.Errorf("trials %d answered %d EM %v Acc10 %v Coverage %v", s.Trials, s.Answered, s.EM, s.Acc10, s.Coverage)
 	}
 	// Errors of answered: 0,1,2,1,2,5,6 → MAE 17/7, RMSE √(71/7).
-	if !approx(s.MAE, 17.0/7) || !approx(s.RMSE, math.Sqrt(71.0/7)) {
-		t.Errorf("MAE %v RMSE %v", s.MAE, s.RMSE)
+	if !approx(val(s.MAE), 17.0/7) || !approx(val(s.RMSE), math.Sqrt(71.0/7)) {
+		t.Errorf("MAE %v RMSE %v", val(s.MAE), val(s.RMSE))
 	}
 	// Seven distinct predictions, once each; the abstention is an 8th
 	// outcome: PP = 8 pooled, 7 answered-only.
-	if s.Support != 7 || !approx(s.Perplexity, 8) || !approx(s.PerplexityAnswered, 7) {
-		t.Errorf("|S| %d PP %v PPans %v", s.Support, s.Perplexity, s.PerplexityAnswered)
+	if s.Support != 7 || !approx(s.Perplexity, 8) || !approx(val(s.PerplexityAnswered), 7) {
+		t.Errorf("|S| %d PP %v PPans %v", s.Support, s.Perplexity, val(s.PerplexityAnswered))
 	}
 	byN := map[int]CardinalityStats{}
 	for _, c := range s.ByCardinality {
@@ -171,8 +171,8 @@ func TestPerplexityWithAbstentions(t *testing.T) {
 		if math.Round(s.Perplexity*10)/10 != 1.1 {
 			t.Errorf("split %v: PP %v, want ≈ 1.1", split, s.Perplexity)
 		}
-		if s.PerplexityAnswered < 1.75 {
-			t.Errorf("split %v: answered-only PP %v", split, s.PerplexityAnswered)
+		if val(s.PerplexityAnswered) < 1.75 {
+			t.Errorf("split %v: answered-only PP %v", split, val(s.PerplexityAnswered))
 		}
 	}
 }
@@ -189,8 +189,30 @@ func TestPerplexityDeterministic(t *testing.T) {
 	first := CountDistribution(preds)
 	for range 50 {
 		s := CountDistribution(preds)
-		if s.Perplexity != first.Perplexity || s.PerplexityAnswered != first.PerplexityAnswered {
+		if s.Perplexity != first.Perplexity || val(s.PerplexityAnswered) != val(first.PerplexityAnswered) {
 			t.Fatalf("PP %v then %v", first.Perplexity, s.Perplexity)
 		}
+	}
+}
+
+// val is a measure's value, NaN when it is undefined (nil), so that no
+// comparison with a number passes for an undefined measure.
+func val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// TestNothingAnswered: with no answered trial MAE, RMSE and the
+// answered-only PP are undefined (nil, JSON null), not 0, which would read
+// as perfect; EM and Coverage are 0 and PP pools the abstentions.
+func TestNothingAnswered(t *testing.T) {
+	s := CountDistribution([]CountPrediction{{Truth: 5}, {Truth: 7}})
+	if s.MAE != nil || s.RMSE != nil || s.PerplexityAnswered != nil {
+		t.Errorf("nothing answered: MAE %v RMSE %v PP answered %v, want nil", s.MAE, s.RMSE, s.PerplexityAnswered)
+	}
+	if s.Trials != 2 || s.Answered != 0 || s.EM != 0 || s.Coverage != 0 || s.Perplexity != 1 || s.Excess.Defined {
+		t.Errorf("nothing answered: %+v", s)
 	}
 }

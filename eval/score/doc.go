@@ -151,7 +151,7 @@
 //	EM       = #(ŷ = n)/T                  (an abstention is wrong)
 //	Acc@10%  = #(|ŷ − n| ≤ 0.1·n)/T       (inclusive; computed as 10|ŷ−n| ≤ n)
 //	Coverage = A/T
-//	MAE      = Σ|ŷ − n|/A, RMSE = √(Σ(ŷ − n)²/A)   (answered only, §6.1)
+//	MAE      = Σ|ŷ − n|/A, RMSE = √(Σ(ŷ − n)²/A)   (answered only, §6.1; nil when A = 0)
 //	|S|      = number of distinct predicted integers
 //	PP       = exp(−Σ_k p_k ln p_k)
 //
@@ -159,7 +159,7 @@
 // Perplexity pools all abstentions into one extra outcome; this is the
 // reading consistent with Table 2's VideoLLaMA2-7B (1.2% Coverage, |S| = 5,
 // PP = 1.1), since over its ~31 answered predictions alone five values give
-// PP > 1.75, while pooling gives ≈ 1.08 for any split of them. PerplexityAnswered is the answered-only version; both equal 26
+// PP > 1.75, while pooling gives ≈ 1.08 for any split of them. PerplexityAnswered is the answered-only version (nil when A = 0); both equal 26
 // for the Oracle. Local excess and deficit follow §5.2 exactly:
 // L_k = max(N_{k−1}, N_{k−2}), R_k = max(N_{k+1}, N_{k+2}),
 // excess_k = N_k − max(L_k, R_k), deficit_k = min(L_k, R_k) − N_k, each

@@ -118,7 +118,7 @@ func TestSummarizeWithObjects(t *testing.T) {
 		preds = append(preds, CountPrediction{Truth: tr.N, Pred: tr.Score.Count})
 	}
 	cs := CountDistribution(preds)
-	if !approx(cs.EM, 1.0/3) || !approx(cs.Coverage, 2.0/3) || cs.MAE != 0.5 || !approx(cs.RMSE, 0.7071067811865476) || cs.Support != 2 {
+	if !approx(cs.EM, 1.0/3) || !approx(cs.Coverage, 2.0/3) || val(cs.MAE) != 0.5 || !approx(val(cs.RMSE), 0.7071067811865476) || cs.Support != 2 {
 		t.Errorf("count stats %+v", cs)
 	}
 }
