@@ -16,6 +16,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -178,7 +179,9 @@ func readManifest(path string, tolerateTorn bool) (entries []Entry, torn bool, e
 		return nil, false, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	// A manifest saved again by another tool may start with a byte order
+	// mark; a CRLF line end leaves "\r", which JSON reads as space.
+	br := textin.NewReader(f, 4096)
 	seen := map[string]int{}
 	for n := 1; ; n++ {
 		line, complete, err := readLine(br, MaxManifestLine)
@@ -200,7 +203,7 @@ func readManifest(path string, tolerateTorn bool) (entries []Entry, torn bool, e
 				return nil, false, fmt.Errorf("%w: %s:%d: %w", ErrManifest, path, n, derr)
 			}
 			if prev, ok := seen[e.ID]; ok {
-				return nil, false, fmt.Errorf("%w: %s:%d: id %q already on line %d", ErrManifest, path, n, e.ID, prev)
+				return nil, false, fmt.Errorf("%w: %s:%d: id %s already on line %d", ErrManifest, path, n, textin.Quote(e.ID), prev)
 			}
 			seen[e.ID] = n
 			entries = append(entries, e)
