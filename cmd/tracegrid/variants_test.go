@@ -131,7 +131,8 @@ func TestVariantsBadInput(t *testing.T) {
 		{[]string{"--manifest", manifest, "--policies", "fps:4", "--clips", "nope", "--out", t.TempDir()}, 2, "nope not in"},
 		{[]string{"--manifest", manifest, "--policies", "fps:4", "--labels", "position", "--out", t.TempDir()}, 2, "give --dataset too"},
 		{[]string{"--manifest", manifest, "--policies", "fps:4", "--dataset", "--labels", "sideways", "--out", t.TempDir()}, 2, "--labels"},
-		{[]string{"--manifest", manifest, "--policies", "fps:4", "--out", file}, 1, "is a file"},
+		{[]string{"--manifest", manifest, "--policies", "fps:4", "--out", file}, 2, "is a file"},
+		{[]string{"--manifest", manifest, "--policies", "fps:4", "--out", manifest}, 2, "is a file"},
 		{[]string{"--manifest", filepath.Join(t.TempDir(), "none.jsonl"), "--policies", "fps:4", "--out", t.TempDir()}, 2, "none.jsonl"},
 		{[]string{"--policies", "fps:4", "--out", t.TempDir()}, 2, `"manifest" not set`},
 	}

@@ -417,9 +417,12 @@ func (o *Options) record(j *clipJob, p sampling.Policy) Record {
 }
 
 // prepareOut makes the output directory, or says why it cannot be one.
+// An --out that names an existing file (the manifest, a clip) is a wrong
+// flag value, bad input; a directory that cannot be created or written
+// is an output failure.
 func prepareOut(out string) error {
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%w: output directory %s is a file; name a directory (it is created when missing)", ErrOutput, out)
+		return fmt.Errorf("%w: output directory %s is a file; name a directory (it is created when missing)", ErrInput, out)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("%w: output directory %s cannot be created: %w", ErrOutput, out, err)

@@ -655,7 +655,7 @@ func TestBadInput(t *testing.T) {
 		{"changed video", Options{Manifest: changed, Policies: policies(t, "fps:1")}, ErrInput, []string{"clip state_machine_N00_F1.0_s00", "the manifest records", "changed after it was rendered"}},
 		{"id not the clip's", Options{Manifest: renamed, Policies: policies(t, "fps:1")}, ErrInput, []string{`clip "../../escape": the id does not match its parameters, which make clip blinking_N00_F1.0_s00`}},
 		{"missing trace", Options{Manifest: noTrace, Policies: policies(t, "fps:1")}, ErrInput, []string{"clip bounce_ball_N02_F1.0_s00: trace clips/bounce_ball_N02_F1.0_s00.trace.json is missing"}},
-		{"output is a file", Options{Manifest: manifest, Policies: policies(t, "fps:1"), Out: file}, ErrOutput, []string{"is a file"}},
+		{"output is a file", Options{Manifest: manifest, Policies: policies(t, "fps:1"), Out: file}, ErrInput, []string{"is a file"}},
 		{"output under a file", Options{Manifest: manifest, Policies: policies(t, "fps:1"), Out: filepath.Join(file, "sub")}, ErrOutput, []string{"cannot be created"}},
 		{"quality", Options{Manifest: manifest, Policies: policies(t, "fps:1"), Quality: 101}, ErrInput, []string{"quality 101"}},
 		{"odd size", Options{Manifest: manifest, Policies: policies(t, "fps:1"), Width: 101, Height: 50}, ErrInput, []string{"size 101x50"}},
