@@ -51,7 +51,7 @@ func caseKey(s *scored) (uint64, string, int) {
 // addCases picks, for one model × condition, up to CasesPerClass trials
 // of every outcome class of eligible trials (score.Outcomes), in the
 // deterministic caseKey order.
-func (r *Report) addCases(k mcKey, trials []*scored) {
+func (r *Report) addCases(k rowKey, trials []*scored) {
 	byClass := map[score.Outcome][]*scored{}
 	for _, s := range trials {
 		o := s.trial.Score.Outcome()

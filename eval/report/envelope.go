@@ -197,13 +197,14 @@ func (r *Report) eventEnvelope(b *strings.Builder, mi ModelInfo) {
 // hasEventTrials reports whether a model × condition has event-domain
 // trials, scored or failed.
 func (r *Report) hasEventTrials(model string, c Condition) bool {
+	k := rowKey{model, c, ""}
 	for _, d := range r.Domains {
-		if d.Model == model && d.Policy == c.Policy && d.Labels == c.Labels && d.Prompt == c.Prompt {
+		if d.key().condition() == k {
 			return true
 		}
 	}
 	for _, f := range r.Failures {
-		if f.Model == model && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt && !countOnly(f.Domain) {
+		if f.key().condition() == k && !countOnly(f.Domain) {
 			return true
 		}
 	}
@@ -213,7 +214,7 @@ func (r *Report) hasEventTrials(model string, c Condition) bool {
 func (r *Report) boundaryRows(model string, c Condition) []BoundaryRow {
 	var out []BoundaryRow
 	for _, br := range r.Boundaries {
-		if br.Model == model && br.Policy == c.Policy && br.Labels == c.Labels && br.Prompt == c.Prompt {
+		if br.key().condition() == (rowKey{model, c, ""}) {
 			out = append(out, br)
 		}
 	}
@@ -222,7 +223,7 @@ func (r *Report) boundaryRows(model string, c Condition) []BoundaryRow {
 
 func (r *Report) wilsonAll(model string, c Condition) (WilsonRow, bool) {
 	for _, w := range r.Wilson {
-		if w.Model == model && w.Policy == c.Policy && w.Labels == c.Labels && w.Prompt == c.Prompt && w.Domain == "all" {
+		if w.key() == (rowKey{model, c, "all"}) {
 			return w, true
 		}
 	}

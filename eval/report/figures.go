@@ -248,13 +248,13 @@ func (g grid) Plot(c draw.Canvas, p *plot.Plot) {
 func (r *Report) heatmap(f Figure) (*plot.Plot, vg.Length, vg.Length) {
 	var cells []SurfaceCell
 	for _, c := range r.Surfaces {
-		if c.Model == f.Model && c.Policy == f.Policy && c.Labels == f.Labels && c.Prompt == f.Prompt && c.Domain == f.Domain {
+		if c.key() == f.key() {
 			cells = append(cells, c)
 		}
 	}
 	var bound BoundaryRow
 	for _, b := range r.Boundaries {
-		if b.Model == f.Model && b.Policy == f.Policy && b.Labels == f.Labels && b.Prompt == f.Prompt && b.Domain == f.Domain {
+		if b.key() == f.key() {
 			bound = b
 		}
 	}
@@ -476,7 +476,7 @@ func (r *Report) histogram(f Figure) (*plot.Plot, vg.Length, vg.Length, error) {
 		rows = r.CountVideoBench.Rows
 	}
 	for _, c := range rows {
-		if c.Model == f.Model && c.Policy == f.Policy && c.Labels == f.Labels && c.Prompt == f.Prompt {
+		if c.key() == f.key().condition() {
 			row = c
 		}
 	}

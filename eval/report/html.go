@@ -208,7 +208,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 			df := htmlDomainFigures{Title: DomainTitle(d)}
 			for _, c := range mi.Conditions {
 				for _, f := range r.Figures {
-					if f.Kind == KindHeatmap && f.Model == mi.Model && f.Domain == d && f.Policy == c.Policy && f.Labels == c.Labels && f.Prompt == c.Prompt {
+					if f.Kind == KindHeatmap && f.key() == (rowKey{mi.Model, c, d}) {
 						im := img(f)
 						im.Title = c.Label()
 						df.Images = append(df.Images, im)
@@ -370,7 +370,7 @@ const excludedRule = "a reported line is an event of its domain unless it plainl
 
 func (r *Report) domainRow(model string, c Condition, d string) (DomainRow, bool) {
 	for _, row := range r.Domains {
-		if row.Model == model && row.Policy == c.Policy && row.Labels == c.Labels && row.Prompt == c.Prompt && row.Domain == d {
+		if row.key() == (rowKey{model, c, d}) {
 			return row, true
 		}
 	}
@@ -392,14 +392,14 @@ func (r *Report) table1(mi ModelInfo) htmlTable {
 		}
 	}
 	for _, m := range r.Macro {
-		if m.Model == mi.Model && m.Policy == b.Policy && m.Labels == b.Labels && m.Prompt == b.Prompt {
+		if m.key() == (rowKey{mi.Model, b, ""}) {
 			t.Rows = append(t.Rows, htmlRow{Class: "sum", Cells: metricCells("Macro Average", Metrics{EM: m.EM, VOR: m.VOR,
 				Precision: m.Precision, Recall: m.Recall, F1: m.F1, ACR: m.ACR, RFR: m.RFR})})
 		}
 	}
 	t.Rows = append(t.Rows, htmlRow{Section: "Part B. Trace Evaluation across (N × F) Capability Regions"})
 	for _, g := range r.Regions {
-		if g.Model == mi.Model && g.Policy == b.Policy && g.Labels == b.Labels && g.Prompt == b.Prompt {
+		if g.key() == (rowKey{mi.Model, b, ""}) {
 			t.Rows = append(t.Rows, htmlRow{Cells: metricCells(regionTitles[g.Region], g.Metrics)})
 		}
 	}
@@ -452,7 +452,7 @@ func (r *Report) table4(mi ModelInfo) htmlTable {
 		t.Rows = append(t.Rows, htmlRow{Section: DomainTitle(d)})
 		for _, c := range mi.Conditions {
 			for _, w := range r.Wilson {
-				if w.Model == mi.Model && w.Policy == c.Policy && w.Labels == c.Labels && w.Prompt == c.Prompt && w.Domain == d {
+				if w.key() == (rowKey{mi.Model, c, d}) {
 					t.Rows = append(t.Rows, htmlRow{Cells: []string{c.Label(), itoa(w.Correct), itoa(w.Trials), pct1(w.Accuracy), pct1(w.Lo), pct1(w.Hi)}})
 				}
 			}
@@ -539,7 +539,7 @@ func (r *Report) table9(mi ModelInfo) htmlTable {
 		Caption: fmt.Sprintf("Table 9: Trace-metric sensitivity to timestamp tolerance for %s, %s. Final EM averages the full grid; VOR, precision, recall, trace F1 and ACR average positive-event trials only.", mi.Model, b.Label()),
 		Note:    "Other conditions: tables/table9_sensitivity.csv."}
 	for _, s := range r.Sensitivity {
-		if s.Model == mi.Model && s.Policy == b.Policy && s.Labels == b.Labels && s.Prompt == b.Prompt {
+		if s.key() == (rowKey{mi.Model, b, ""}) {
 			label := s.Label
 			cls := ""
 			if s.Selected {
@@ -618,7 +618,7 @@ func (r *Report) table2() htmlTable {
 			}
 			cell := "–"
 			for _, m := range r.Macro {
-				if m.Model == mi.Model && m.Policy == c.Policy && m.Labels == c.Labels && m.Prompt == c.Prompt {
+				if m.key() == (rowKey{mi.Model, c, ""}) {
 					cell = m.MaxCountBoundary.Label
 				}
 			}
@@ -638,7 +638,7 @@ func (r *Report) table8() htmlTable {
 	var cols []TaxonomyRow
 	for _, mi := range r.Models {
 		for _, x := range r.Taxonomy {
-			if x.Model == mi.Model && x.Policy == mi.Baseline.Policy && x.Labels == mi.Baseline.Labels && x.Prompt == mi.Baseline.Prompt && x.Domain == "all" {
+			if x.key() == (rowKey{mi.Model, mi.Baseline, "all"}) {
 				cols = append(cols, x)
 				t.Head = append(t.Head, mi.Model+" ("+mi.Baseline.Label()+")")
 			}

@@ -261,7 +261,7 @@ func buildNatural(r *Report, in *input) error {
 			if !naturalDomain(d) {
 				continue
 			}
-			k := mcdKey{mi.Model, c, d}
+			k := rowKey{mi.Model, c, d}
 			g, f, na := in.groups[k], in.failed[k], in.notApplicable[k]
 			for _, t := range f {
 				note(t, false)
@@ -323,7 +323,7 @@ type clipTruth struct {
 // naturalCondition measures one model × condition's scored natural trials
 // and splits them into count bins (every bin listed, empty ones with 0
 // trials).
-func naturalCondition(k mcdKey, g []*scored, edges []int, labels []string, tol float64) (NaturalCondition, []NaturalRow) {
+func naturalCondition(k rowKey, g []*scored, edges []int, labels []string, tol float64) (NaturalCondition, []NaturalRow) {
 	c := NaturalCondition{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Predicted: []HistogramBin{}}
 	type tally struct{ trials, correct int }
 	bins := make([]tally, len(edges))

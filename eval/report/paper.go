@@ -78,13 +78,13 @@ func (r *Report) paperComparison() PaperComparison {
 	}
 	// The comparison is over the event domains: a condition with only
 	// objects trials has nothing to compare.
-	withEvents := map[mcKey]bool{}
+	withEvents := map[rowKey]bool{}
 	for _, row := range r.Domains {
-		withEvents[mcKey{row.Model, Condition{row.Policy, row.Labels, row.Prompt}}] = true
+		withEvents[row.key().condition()] = true
 	}
 	for _, mi := range r.Models {
 		for _, c := range mi.Conditions {
-			if withEvents[mcKey{mi.Model, c}] {
+			if withEvents[rowKey{mi.Model, c, ""}] {
 				pc.ComparedTo = append(pc.ComparedTo, mi.Model+" · "+c.Label())
 			}
 		}

@@ -85,7 +85,7 @@ func framePolicy(p string) (string, int) {
 	return name, m
 }
 
-func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
+func (r *Report) addFramePrinciples(mi ModelInfo, groups map[rowKey][]*scored) {
 	prompts := map[string]bool{}
 	for _, c := range mi.Conditions {
 		prompts[c.Prompt] = true
@@ -101,7 +101,7 @@ func (r *Report) addFramePrinciples(mi ModelInfo, groups map[mcdKey][]*scored) {
 	}
 }
 
-func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[mcdKey][]*scored, prompt, labels string) {
+func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[rowKey][]*scored, prompt, labels string) {
 	{
 		withRows := 0 // event domains with a measure; "all" only pools two or more
 		for _, domain := range append(append([]string{}, mi.Domains...), "all") {
@@ -124,7 +124,7 @@ func (r *Report) framePrinciplesOf(mi ModelInfo, groups map[mcdKey][]*scored, pr
 					// "all" pools the event domains: a count-only clip's
 					// count is another task, shown in its own rows.
 					if domain == "all" && !countOnly(d) || d == domain {
-						tally(groups[mcdKey{mi.Model, c, d}], t)
+						tally(groups[rowKey{mi.Model, c, d}], t)
 					}
 				}
 				if len(t) > 0 {

@@ -513,16 +513,38 @@ type scored struct {
 	trial score.Trial
 }
 
-type mcKey struct {
-	model string
-	cond  Condition
-}
-
-type mcdKey struct {
+// rowKey identifies one model × condition × domain. It is comparable:
+// report code groups trials by it and finds a table's rows by comparing
+// keys (row.key() == k), never field by field. domain is "" for a whole
+// model × condition (all its domains) and "all" for the rows that pool
+// them.
+type rowKey struct {
 	model  string
 	cond   Condition
 	domain string
 }
+
+// condition is the key of k's whole model × condition (domain "").
+func (k rowKey) condition() rowKey {
+	k.domain = ""
+	return k
+}
+
+func keyOf(model, policy, labels, prompt, domain string) rowKey {
+	return rowKey{model, Condition{policy, labels, prompt}, domain}
+}
+
+func (c SurfaceCell) key() rowKey    { return keyOf(c.Model, c.Policy, c.Labels, c.Prompt, c.Domain) }
+func (d DomainRow) key() rowKey      { return keyOf(d.Model, d.Policy, d.Labels, d.Prompt, d.Domain) }
+func (m MacroRow) key() rowKey       { return keyOf(m.Model, m.Policy, m.Labels, m.Prompt, "") }
+func (g RegionRow) key() rowKey      { return keyOf(g.Model, g.Policy, g.Labels, g.Prompt, "") }
+func (w WilsonRow) key() rowKey      { return keyOf(w.Model, w.Policy, w.Labels, w.Prompt, w.Domain) }
+func (b BoundaryRow) key() rowKey    { return keyOf(b.Model, b.Policy, b.Labels, b.Prompt, b.Domain) }
+func (x TaxonomyRow) key() rowKey    { return keyOf(x.Model, x.Policy, x.Labels, x.Prompt, x.Domain) }
+func (s SensitivityRow) key() rowKey { return keyOf(s.Model, s.Policy, s.Labels, s.Prompt, "") }
+func (c CountRow) key() rowKey       { return keyOf(c.Model, c.Policy, c.Labels, c.Prompt, "") }
+func (f FailureRow) key() rowKey     { return keyOf(f.Model, f.Policy, f.Labels, f.Prompt, f.Domain) }
+func (f Figure) key() rowKey         { return keyOf(f.Model, f.Policy, f.Labels, f.Prompt, f.Domain) }
 
 // Build scores the trials of one study under opt and aggregates them into
 // the report. It is pure. A trial with a non-empty Error is a failure
@@ -575,8 +597,8 @@ func Build(trials []results.Trial, opt Options) (*Report, error) {
 // condition × domain for the section builders; it fills r.Totals and
 // r.LastFinished.
 func (r *Report) collect(trials []results.Trial, tol score.Tolerance, tau float64) (*input, error) {
-	in := &input{tol: tol, tau: tau, groups: map[mcdKey][]*scored{}, failed: map[mcdKey][]*results.Trial{},
-		notApplicable: map[mcdKey][]*results.Trial{}, all: map[mcKey][]*results.Trial{}, views: map[string]*trace.Trace{}}
+	in := &input{tol: tol, tau: tau, groups: map[rowKey][]*scored{}, failed: map[rowKey][]*results.Trial{},
+		notApplicable: map[rowKey][]*results.Trial{}, all: map[rowKey][]*results.Trial{}, views: map[string]*trace.Trace{}}
 	for i := range trials {
 		t := &trials[i]
 		cond := Condition{t.Policy, trialLabels(t), t.Prompt}
@@ -588,14 +610,14 @@ func (r *Report) collect(trials []results.Trial, tol score.Tolerance, tau float6
 			// Nothing was asked: out of every denominator, n/a in the
 			// surfaces.
 			r.Totals.NotApplicable++
-			k := mcdKey{t.Model, cond, t.Domain}
+			k := rowKey{t.Model, cond, t.Domain}
 			in.notApplicable[k] = append(in.notApplicable[k], t)
 			continue
 		}
-		in.all[mcKey{t.Model, cond}] = append(in.all[mcKey{t.Model, cond}], t)
+		in.all[rowKey{t.Model, cond, ""}] = append(in.all[rowKey{t.Model, cond, ""}], t)
 		if _, ok := t.Correct(); !ok {
 			r.Totals.Failed++
-			k := mcdKey{t.Model, cond, t.Domain}
+			k := rowKey{t.Model, cond, t.Domain}
 			in.failed[k] = append(in.failed[k], t)
 			if domain.Of(t.Domain).ViewStats && in.views[t.Clip] == nil {
 				// The clip was evaluated even if this request failed.
@@ -618,7 +640,7 @@ func (r *Report) collect(trials []results.Trial, tol score.Tolerance, tau float6
 		if t.Count == nil {
 			r.Totals.Unparseable++
 		}
-		k := mcdKey{t.Model, cond, s.trial.Domain}
+		k := rowKey{t.Model, cond, s.trial.Domain}
 		in.groups[k] = append(in.groups[k], s)
 	}
 	return in, nil
@@ -701,7 +723,7 @@ func scoreOne(t *results.Trial, tol score.Tolerance) (*scored, error) {
 
 // consistencyRow summarizes the self-consistency of one model ×
 // condition × domain's replies.
-func consistencyRow(k mcdKey, ts []score.Trial, accuracy float64) ConsistencyRow {
+func consistencyRow(k rowKey, ts []score.Trial, accuracy float64) ConsistencyRow {
 	var cs []score.Consistency
 	for _, t := range ts {
 		if t.Consistency != nil {
@@ -751,7 +773,7 @@ func DomainTitle(d string) string {
 }
 
 // index fills Models and DomainNames.
-func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results.Trial) {
+func (r *Report) index(groups map[rowKey][]*scored, failed map[rowKey][]*results.Trial) {
 	type info struct {
 		conds   map[Condition]int  // scored event-domain trials
 		events  map[Condition]bool // conditions with event-domain trials
@@ -759,7 +781,7 @@ func (r *Report) index(groups map[mcdKey][]*scored, failed map[mcdKey][]*results
 	}
 	models := map[string]*info{}
 	domains := map[string]bool{}
-	add := func(k mcdKey, n int) {
+	add := func(k rowKey, n int) {
 		mi := models[k.model]
 		if mi == nil {
 			mi = &info{conds: map[Condition]int{}, events: map[Condition]bool{}, domains: map[string]bool{}}
@@ -835,8 +857,8 @@ func sortedStrings[V any](m map[string]V) []string {
 	return out
 }
 
-func sortedKeys[V any](m map[mcdKey]V) []mcdKey {
-	out := make([]mcdKey, 0, len(m))
+func sortedKeys[V any](m map[rowKey]V) []rowKey {
+	out := make([]rowKey, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
@@ -856,7 +878,7 @@ func sortedKeys[V any](m map[mcdKey]V) []mcdKey {
 // addNotApplicable adds an n/a cell to a surface for every (N, F) whose
 // trials were all not applicable (keyframes on the N = 0 controls): the
 // heatmap shows "n/a" there instead of a blank or a 0.
-func (r *Report) addNotApplicable(k mcdKey, scored []score.Trial, na []*results.Trial) {
+func (r *Report) addNotApplicable(k rowKey, scored []score.Trial, na []*results.Trial) {
 	type nf struct {
 		n int
 		f float64
@@ -877,7 +899,7 @@ func (r *Report) addNotApplicable(k mcdKey, scored []score.Trial, na []*results.
 	}
 }
 
-func (r *Report) addSurface(k mcdKey, ts []score.Trial, tau float64) {
+func (r *Report) addSurface(k rowKey, ts []score.Trial, tau float64) {
 	cells := score.Surface(ts)
 	var positive []score.Cell
 	var control *Control
@@ -936,7 +958,7 @@ func cellCounts(cells []score.Cell) []int {
 	return ns
 }
 
-func macroRow(k mcKey, ms []Metrics) MacroRow {
+func macroRow(k rowKey, ms []Metrics) MacroRow {
 	row := MacroRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domains: len(ms)}
 	if len(ms) == 0 {
 		return row
@@ -956,11 +978,11 @@ func macroRow(k mcKey, ms []Metrics) MacroRow {
 	return row
 }
 
-func taxonomyRow(k mcdKey, t score.Totals) TaxonomyRow {
+func taxonomyRow(k rowKey, t score.Totals) TaxonomyRow {
 	return TaxonomyRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain, Totals: t}
 }
 
-func failureRow(k mcdKey, f []*results.Trial, scoredN int) FailureRow {
+func failureRow(k rowKey, f []*results.Trial, scoredN int) FailureRow {
 	row := FailureRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Domain: k.domain,
 		Failed: len(f), Total: len(f) + scoredN, ByKind: map[string]int{}}
 	for _, t := range f {
@@ -973,7 +995,7 @@ func failureRow(k mcdKey, f []*results.Trial, scoredN int) FailureRow {
 	return row
 }
 
-func costRow(k mcKey, ts []*results.Trial) CostRow {
+func costRow(k rowKey, ts []*results.Trial) CostRow {
 	row := CostRow{Model: k.model, Policy: k.cond.Policy, Labels: k.cond.labels(), Prompt: k.cond.Prompt, Trials: len(ts)}
 	var lat int64
 	for _, t := range ts {
@@ -992,7 +1014,7 @@ func costRow(k mcKey, ts []*results.Trial) CostRow {
 
 // addSensitivity is Table 9: the paper's four windows, plus the selected
 // one when it is not among them.
-func (r *Report) addSensitivity(k mcKey, inputs []score.TrialInput, tol score.Tolerance) error {
+func (r *Report) addSensitivity(k rowKey, inputs []score.TrialInput, tol score.Tolerance) error {
 	tols := score.PaperTolerances()
 	found := false
 	for _, t := range tols {
@@ -1013,7 +1035,7 @@ func (r *Report) addSensitivity(k mcKey, inputs []score.TrialInput, tol score.To
 }
 
 // countRow computes CountVideoBench's measures over ts.
-func countRow(k mcKey, ts []score.Trial) CountRow {
+func countRow(k rowKey, ts []score.Trial) CountRow {
 	preds := make([]score.CountPrediction, len(ts))
 	truths := make([]int, len(ts))
 	hist := map[int]int{}

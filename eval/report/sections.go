@@ -13,12 +13,12 @@ type input struct {
 	tau float64
 	// groups are the scored answers and failed the failed requests, by
 	// model × condition × domain; notApplicable the trials never asked.
-	groups        map[mcdKey][]*scored
-	failed        map[mcdKey][]*results.Trial
-	notApplicable map[mcdKey][]*results.Trial
+	groups        map[rowKey][]*scored
+	failed        map[rowKey][]*results.Trial
+	notApplicable map[rowKey][]*results.Trial
 	// all are every asked trial (answers and failures) by model ×
 	// condition, for the cost table.
-	all map[mcKey][]*results.Trial
+	all map[rowKey][]*results.Trial
 	// views maps each evaluated clip of a domain with view statistics
 	// (domain.Spec.ViewStats) to its trace.
 	views map[string]*trace.Trace
@@ -28,7 +28,7 @@ type input struct {
 
 // group is one model × condition × domain with trials.
 type group struct {
-	key    mcdKey
+	key    rowKey
 	scored []*scored
 	failed []*results.Trial
 }
@@ -38,7 +38,7 @@ type group struct {
 func (in *input) groupsOf(mi ModelInfo, c Condition) []group {
 	var out []group
 	for _, d := range mi.Domains {
-		k := mcdKey{mi.Model, c, d}
+		k := rowKey{mi.Model, c, d}
 		g, f := in.groups[k], in.failed[k]
 		if len(g) == 0 && len(f) == 0 {
 			continue
@@ -178,7 +178,7 @@ func buildTaxonomy(r *Report, in *input) error {
 			r.Taxonomy = append(r.Taxonomy, taxonomyRow(g.key, score.Summarize(trialsOf(g.scored)).Totals))
 		}
 		if pooled, _ := in.pooled(mi, c); len(pooled) > 0 {
-			r.Taxonomy = append(r.Taxonomy, taxonomyRow(mcdKey{mi.Model, c, "all"}, score.Summarize(pooled).Totals))
+			r.Taxonomy = append(r.Taxonomy, taxonomyRow(rowKey{mi.Model, c, "all"}, score.Summarize(pooled).Totals))
 		}
 	})
 	return nil
@@ -206,7 +206,7 @@ func buildMacro(r *Report, in *input) error {
 		for _, g := range in.eventGroupsOf(mi, c) {
 			ms = append(ms, metricsOf(score.Summarize(trialsOf(g.scored))))
 		}
-		mr := macroRow(mcKey{mi.Model, c}, ms)
+		mr := macroRow(rowKey{mi.Model, c, ""}, ms)
 		mr.MaxCountBoundary = maxBoundary(r.boundaryRows(mi.Model, c))
 		r.Macro = append(r.Macro, mr)
 	})
@@ -236,7 +236,7 @@ func buildSensitivity(r *Report, in *input) error {
 			if len(pooled) == 0 {
 				continue
 			}
-			if err := r.addSensitivity(mcKey{mi.Model, c}, inputs, in.tol); err != nil {
+			if err := r.addSensitivity(rowKey{mi.Model, c, ""}, inputs, in.tol); err != nil {
 				return err
 			}
 		}
@@ -249,7 +249,7 @@ func buildSensitivity(r *Report, in *input) error {
 func buildCountDistributions(r *Report, in *input) error {
 	r.eachCondition(func(mi ModelInfo, c Condition) {
 		if pooled, _ := in.pooled(mi, c); len(pooled) > 0 {
-			r.CountDistributions = append(r.CountDistributions, countRow(mcKey{mi.Model, c}, pooled))
+			r.CountDistributions = append(r.CountDistributions, countRow(rowKey{mi.Model, c, ""}, pooled))
 		}
 	})
 	return nil
@@ -265,7 +265,7 @@ func buildCountVideoBench(r *Report, in *input) error {
 		for _, g := range in.groupsOf(mi, c) {
 			// Natural videos have a section of their own (buildNatural).
 			if countOnly(g.key.domain) && !naturalDomain(g.key.domain) && len(g.scored) > 0 {
-				cvb.Rows = append(cvb.Rows, countRow(mcKey{mi.Model, c}, trialsOf(g.scored)))
+				cvb.Rows = append(cvb.Rows, countRow(rowKey{mi.Model, c, ""}, trialsOf(g.scored)))
 			}
 		}
 	})
@@ -303,7 +303,7 @@ func buildCases(r *Report, in *input) error {
 		for _, g := range in.eventGroupsOf(mi, c) {
 			events = append(events, g.scored...)
 		}
-		r.addCases(mcKey{mi.Model, c}, events)
+		r.addCases(rowKey{mi.Model, c, ""}, events)
 	})
 	return nil
 }
@@ -311,7 +311,7 @@ func buildCases(r *Report, in *input) error {
 // buildCost fills Cost per model × condition, failed trials included.
 func buildCost(r *Report, in *input) error {
 	r.eachCondition(func(mi ModelInfo, c Condition) {
-		mc := mcKey{mi.Model, c}
+		mc := rowKey{mi.Model, c, ""}
 		r.Cost = append(r.Cost, costRow(mc, in.all[mc]))
 	})
 	return nil
