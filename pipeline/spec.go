@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tracegrid/tracegrid/domain"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
 )
@@ -323,7 +324,7 @@ func nodeKind(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("the value %q", n.Value)
+		return "the value " + textin.Quote(n.Value)
 	}
 	return "that"
 }
