@@ -19,6 +19,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/internal/fsutil"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
@@ -89,7 +90,7 @@ func readRecords(path string) (recs []Record, torn bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := textin.NewReader(f, 64<<10) // a copy saved with a byte order mark reads the same
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
 		for errors.Is(err, bufio.ErrBufferFull) {
