@@ -256,45 +256,7 @@ CREATE TABLE IF NOT EXISTS meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS trials (
-	study             TEXT    NOT NULL,
-	model             TEXT    NOT NULL,
-	clip              TEXT    NOT NULL,
-	policy            TEXT    NOT NULL,
-	labels            TEXT    NOT NULL,
-	prompt            TEXT    NOT NULL,
-	repeat            INTEGER NOT NULL CHECK (repeat >= 0),
-	domain            TEXT    NOT NULL,
-	n                 INTEGER NOT NULL,
-	f                 REAL    NOT NULL,
-	seed              INTEGER NOT NULL,
-	trace             TEXT,
-	frame_times       TEXT    NOT NULL,
-	images            INTEGER NOT NULL,
-	image_bytes       INTEGER NOT NULL,
-	prompt_hash       TEXT    NOT NULL,
-	responses         TEXT    NOT NULL,
-	count             INTEGER,
-	count_source      TEXT    NOT NULL,
-	events            TEXT    NOT NULL,
-	parse_flags       TEXT    NOT NULL,
-	prompt_tokens     INTEGER NOT NULL,
-	completion_tokens INTEGER NOT NULL,
-	total_tokens      INTEGER NOT NULL,
-	latency_ms        INTEGER NOT NULL,
-	cost_usd          REAL    NOT NULL,
-	error             TEXT    NOT NULL,
-	error_kind        TEXT    NOT NULL,
-	attempts          INTEGER NOT NULL,
-	finished_at       TEXT,
-	finish_reasons    TEXT    NOT NULL DEFAULT '[]',
-	served_model      TEXT    NOT NULL DEFAULT '',
-	reasoning         TEXT    NOT NULL DEFAULT '[]',
-	request_ids       TEXT    NOT NULL DEFAULT '[]',
-	reasoning_tokens  INTEGER NOT NULL DEFAULT 0,
-	template_hash     TEXT    NOT NULL DEFAULT '',
-	batch_file        TEXT    NOT NULL DEFAULT '',
-	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)
+CREATE TABLE IF NOT EXISTS trials (` + trialColumnsV2 + trialColumnsV3 + trialKey + `
 );
 ` + tablesV3
 

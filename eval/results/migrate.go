@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // migrations[v] upgrades a results store from schema version v to v+1.
@@ -15,7 +16,31 @@ var migrations = map[int]string{
 	// labels = 'time'. SQLite cannot change a primary key in place: the
 	// table is rebuilt.
 	1: `
-CREATE TABLE trials_v2 (
+CREATE TABLE trials_v2 (` + trialColumnsV2 + trialKey + `
+);
+INSERT INTO trials_v2 SELECT study, model, clip, policy, 'time', prompt, repeat, domain, n, f, seed, trace,
+	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
+	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at
+	FROM trials;
+DROP TABLE trials;
+ALTER TABLE trials_v2 RENAME TO trials;
+`,
+	// 2 → 3: what the provider said joins every trial — finish reasons,
+	// the model id the server reported, reasoning text and request ids per
+	// turn, reasoning tokens — with the template's hash (a stored trial
+	// gets '': it is not compared when a changed template is looked for)
+	// and the batch file a trial came from; and two tables: the study's
+	// snapshot per run, and the trials written to batch files.
+	2: addColumns(trialColumnsV3) + tablesV3,
+}
+
+// The trials table's columns, defined once: a new store creates them all
+// (schemaSQL), an upgrade rebuilds or extends an older table with the same
+// definitions (migrations).
+//
+// trialColumnsV2 are the columns of schema version 2 (version 1's with
+// labels), in table order.
+const trialColumnsV2 = `
 	study             TEXT    NOT NULL,
 	model             TEXT    NOT NULL,
 	clip              TEXT    NOT NULL,
@@ -45,31 +70,32 @@ CREATE TABLE trials_v2 (
 	error             TEXT    NOT NULL,
 	error_kind        TEXT    NOT NULL,
 	attempts          INTEGER NOT NULL,
-	finished_at       TEXT,
-	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)
-);
-INSERT INTO trials_v2 SELECT study, model, clip, policy, 'time', prompt, repeat, domain, n, f, seed, trace,
-	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
-	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at
-	FROM trials;
-DROP TABLE trials;
-ALTER TABLE trials_v2 RENAME TO trials;
-`,
-	// 2 → 3: what the provider said joins every trial — finish reasons,
-	// the model id the server reported, reasoning text and request ids per
-	// turn, reasoning tokens — with the template's hash (a stored trial
-	// gets '': it is not compared when a changed template is looked for)
-	// and the batch file a trial came from; and two tables: the study's
-	// snapshot per run, and the trials written to batch files.
-	2: `
-ALTER TABLE trials ADD COLUMN finish_reasons   TEXT    NOT NULL DEFAULT '[]';
-ALTER TABLE trials ADD COLUMN served_model     TEXT    NOT NULL DEFAULT '';
-ALTER TABLE trials ADD COLUMN reasoning        TEXT    NOT NULL DEFAULT '[]';
-ALTER TABLE trials ADD COLUMN request_ids      TEXT    NOT NULL DEFAULT '[]';
-ALTER TABLE trials ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE trials ADD COLUMN template_hash    TEXT    NOT NULL DEFAULT '';
-ALTER TABLE trials ADD COLUMN batch_file       TEXT    NOT NULL DEFAULT '';
-` + tablesV3,
+	finished_at       TEXT,`
+
+// trialColumnsV3 are the columns version 3 added, in table order: they
+// follow trialColumnsV2, and an upgrade adds them with addColumns.
+const trialColumnsV3 = `
+	finish_reasons    TEXT    NOT NULL DEFAULT '[]',
+	served_model      TEXT    NOT NULL DEFAULT '',
+	reasoning         TEXT    NOT NULL DEFAULT '[]',
+	request_ids       TEXT    NOT NULL DEFAULT '[]',
+	reasoning_tokens  INTEGER NOT NULL DEFAULT 0,
+	template_hash     TEXT    NOT NULL DEFAULT '',
+	batch_file        TEXT    NOT NULL DEFAULT '',`
+
+// trialKey is the trials table's primary key since version 2.
+const trialKey = `
+	PRIMARY KEY (study, model, clip, policy, labels, prompt, repeat)`
+
+// addColumns turns column definitions, one a line as in trialColumnsV3,
+// into the ALTER TABLE statements that add them to trials.
+func addColumns(columns string) string {
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, line := range strings.Split(strings.TrimSpace(columns), "\n") {
+		b.WriteString("ALTER TABLE trials ADD COLUMN " + strings.TrimSuffix(strings.TrimSpace(line), ",") + ";\n")
+	}
+	return b.String()
 }
 
 // tablesV3 are the tables version 3 added beside trials.

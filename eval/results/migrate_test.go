@@ -3,6 +3,7 @@ package results_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,4 +168,72 @@ func sqlVersion(path string, ver *int) error {
 	}
 	defer raw.Close()
 	return raw.QueryRow("PRAGMA user_version").Scan(ver)
+}
+
+// TestUpgradedTablesMatchNew: a store upgraded from version 1 or 2 has
+// exactly the tables and columns (name, type, NOT NULL, default, key
+// position) of a store created new — the schema is defined once and both
+// paths build it from that definition.
+func TestUpgradedTablesMatchNew(t *testing.T) {
+	fresh := filepath.Join(t.TempDir(), "new.sqlite")
+	db, err := results.Open(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	want := tableColumns(t, fresh)
+	if len(want["trials"]) != 37 || len(want) != 4 {
+		t.Fatalf("new store: %d tables, %d trial columns; want 4 and 37", len(want), len(want["trials"]))
+	}
+	for name, path := range map[string]string{"v1": copyV1(t), "v2": copyV2(t)} {
+		db, err := results.Open(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		db.Close()
+		got := tableColumns(t, path)
+		for table, cols := range want {
+			if len(got[table]) != len(cols) {
+				t.Errorf("%s upgraded: table %s has %d columns, a new store %d", name, table, len(got[table]), len(cols))
+				continue
+			}
+			for i := range cols {
+				if got[table][i] != cols[i] {
+					t.Errorf("%s upgraded: %s column %d is %q, a new store's %q", name, table, i, got[table][i], cols[i])
+				}
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s upgraded: %d tables, a new store %d", name, len(got), len(want))
+		}
+	}
+}
+
+// tableColumns lists each table's columns as "name type notnull default
+// pk", in table order.
+func tableColumns(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rows, err := raw.Query("SELECT m.name, p.name, p.type, p.\"notnull\", coalesce(p.dflt_value, ''), p.pk FROM sqlite_schema m, pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var table, col, typ, dflt string
+		var notNull, pk int
+		if err := rows.Scan(&table, &col, &typ, &notNull, &dflt, &pk); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = append(out[table], fmt.Sprintf("%s %s %d %s %d", col, typ, notNull, dflt, pk))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
