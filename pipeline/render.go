@@ -86,8 +86,10 @@ func Render(ctx context.Context, spec Spec, opt Options) (sum Summary, err error
 		return sum, err
 	}
 	sum.Planned = len(plan)
-	if !encode.Available(codecName(spec.Encoder)) {
-		return sum, fmt.Errorf("encoder %q is not available in this libavcodec", codecName(spec.Encoder))
+	// Usable, not just compiled in: h264_nvenc is in Debian's libavcodec
+	// but opens only with an NVIDIA driver; say so before any output.
+	if err := encode.Usable(codecName(spec.Encoder)); err != nil {
+		return sum, fmt.Errorf("encoder %q is not usable here: %w", codecName(spec.Encoder), err)
 	}
 	// The whole directory under its lock, or one shard of the plan (shard.go).
 	o, err := openRenderOutput(spec, plan, opt, log)
