@@ -6,6 +6,8 @@
 # variants (tracegrid variants) against the ffmpeg CLI extracting and
 # re-encoding the same frames. Writes BENCHMARKS.md.
 #
+# BENCH_ONLY=tail runs only the render's-tail case (three 1080p objects
+# clips, scripts/bench-objects-tail.yaml) and prints its section.
 # BENCH_ONLY=variants renders the grid and runs only the variants rows,
 # printing their section (BENCHMARKS.md is left alone). BENCH_BIN names
 # another tracegrid binary (default bin/tracegrid).
@@ -351,35 +353,6 @@ objects_section() {
 	fi
 }
 
-if [ "${BENCH_ONLY:-}" = objects ]; then
-	objects_bench
-	objects_section
-	exit 0
-fi
-
-if [ "${BENCH_ONLY:-}" = variants ]; then
-	echo "== tracegrid render --grid $GRID (not timed)" >&2
-	$BIN render --grid "$GRID" --out "$WORK/pipe-main" 2> "$WORK/render-variants.log"
-	variants_bench "$WORK/pipe-main"
-	variants_section
-	exit 0
-fi
-
-echo "== Go benchmarks" >&2
-go test -run '^$' -bench '^Benchmark(RenderOnly|Render854x480|RenderScenes|Convert|Encode|Image)' -benchtime 300x -count 1 ./gpu ./encode ./pipeline | tee "$WORK/gobench.txt" >&2
-# A stream is 384 frames: a few streams are enough.
-go test -run '^$' -bench 'BenchmarkStream' -benchtime 5x -count 1 ./eval/frames | tee -a "$WORK/gobench.txt" >&2
-metric() { # benchmark name regex → frames/s (from the frames/s metric or ns/op)
-	awk -v re="$1" '$1 ~ re { for (i = 2; i <= NF; i++) { if ($(i+1) == "frames/s") { print $i; exit } if ($(i+1) == "ns/op") ns = $i } } END { if (ns != "") printf "%.0f\n", 1e9 / ns }' "$WORK/gobench.txt" | head -1
-}
-render_only=$(metric '^BenchmarkRenderOnly')
-render_read=$(metric '^BenchmarkRender854x480')
-convert=$(metric '^BenchmarkConvertRGBA854x480')
-encode_only=$(metric '^BenchmarkEncode854x480')
-scene_bounce=$(metric '^BenchmarkRenderScenes/bounce_ball')
-scene_blink=$(metric '^BenchmarkRenderScenes/blinking')
-scene_sm=$(metric '^BenchmarkRenderScenes/state_machine')
-
 # pipeline_bench PREFIX SPEC-FLAGS...: the whole pipeline on a grid or spec,
 # then references A and B on the same frames; sets PREFIX_{pipe,ref,refp}_s,
 # PREFIX_clips, PREFIX_frames, PREFIX_size and the encoder settings.
@@ -449,10 +422,71 @@ pipeline_bench() {
 	for v in codec preset crf fps threads; do printf -v "${pfx}_$v" %s "${!v}"; done
 }
 
+# The render's tail (scripts/bench-objects-tail.yaml): three 1920x1080
+# objects clips, N = 50, on this machine's cores. With one encoder thread a
+# clip (encoder.threads 1: the bytes do not depend on the core count), the
+# third clip runs alone after the first two, its x264 on one core; A is
+# ffmpeg with its own threading one clip at a time, B our settings with
+# as many processes as cores (what the render does). One run each.
+OBJ_TAIL_SPEC=scripts/bench-objects-tail.yaml
+tail_section() {
+	echo "### The render's tail: $tail_clips clips on $(nproc) cores"
+	echo
+	echo "\`tracegrid render --spec $OBJ_TAIL_SPEC\` ($tail_clips clips, $tail_frames frames at $tail_size, $tail_codec $tail_preset crf $tail_crf, -threads $tail_threads a clip) and the"
+	echo "ffmpeg CLI encoding the same frames (raw yuv420p dumped first, not timed); one run each, right after one another."
+	echo
+	echo "| how | time |"
+	echo "|---|---|"
+	echo "| whole pipeline | $(printf %.2f "$tail_pipe_s") s |"
+	echo "| reference A: ffmpeg, its own threading (\`-threads 0\`), one clip at a time | $(printf %.2f "$tail_ref_s") s |"
+	echo "| reference B: ffmpeg \`-threads $tail_threads\`, $tail_par processes in parallel | $(printf %.2f "$tail_refp_s") s |"
+	echo
+	echo "Pipeline ÷ A: **$(printf %.2f "$(calc "$tail_pipe_s / $tail_ref_s")")×**; pipeline ÷ B: **$(printf %.2f "$(calc "$tail_pipe_s / $tail_refp_s")")×**."
+}
+
+if [ "${BENCH_ONLY:-}" = objects ]; then
+	objects_bench
+	pipeline_bench tail --spec "$OBJ_TAIL_SPEC"
+	objects_section
+	echo
+	tail_section
+	exit 0
+fi
+
+if [ "${BENCH_ONLY:-}" = tail ]; then
+	pipeline_bench tail --spec "$OBJ_TAIL_SPEC"
+	tail_section
+	exit 0
+fi
+
+if [ "${BENCH_ONLY:-}" = variants ]; then
+	echo "== tracegrid render --grid $GRID (not timed)" >&2
+	$BIN render --grid "$GRID" --out "$WORK/pipe-main" 2> "$WORK/render-variants.log"
+	variants_bench "$WORK/pipe-main"
+	variants_section
+	exit 0
+fi
+
+echo "== Go benchmarks" >&2
+go test -run '^$' -bench '^Benchmark(RenderOnly|Render854x480|RenderScenes|Convert|Encode|Image)' -benchtime 300x -count 1 ./gpu ./encode ./pipeline | tee "$WORK/gobench.txt" >&2
+# A stream is 384 frames: a few streams are enough.
+go test -run '^$' -bench 'BenchmarkStream' -benchtime 5x -count 1 ./eval/frames | tee -a "$WORK/gobench.txt" >&2
+metric() { # benchmark name regex → frames/s (from the frames/s metric or ns/op)
+	awk -v re="$1" '$1 ~ re { for (i = 2; i <= NF; i++) { if ($(i+1) == "frames/s") { print $i; exit } if ($(i+1) == "ns/op") ns = $i } } END { if (ns != "") printf "%.0f\n", 1e9 / ns }' "$WORK/gobench.txt" | head -1
+}
+render_only=$(metric '^BenchmarkRenderOnly')
+render_read=$(metric '^BenchmarkRender854x480')
+convert=$(metric '^BenchmarkConvertRGBA854x480')
+encode_only=$(metric '^BenchmarkEncode854x480')
+scene_bounce=$(metric '^BenchmarkRenderScenes/bounce_ball')
+scene_blink=$(metric '^BenchmarkRenderScenes/blinking')
+scene_sm=$(metric '^BenchmarkRenderScenes/state_machine')
+
 pipeline_bench main --grid "$GRID"
 pipe_s=$main_pipe_s ref_s=$main_ref_s refp_s=$main_refp_s clips=$main_clips frames=$main_frames size=$main_size par=$main_par
 codec=$main_codec preset=$main_preset crf=$main_crf fps=$main_fps threads=$main_threads
 objects_bench
+pipeline_bench tail --spec "$OBJ_TAIL_SPEC"
 
 # Frame streams (evaluation): fps:16 JPEG frames of 24 s clips, rendered
 # from the scene by tracegrid, against extracting them from the MP4 with the
@@ -503,6 +537,8 @@ cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)
 	echo "Whole render ÷ ffmpeg encode-only time: **$(printf %.2f "$ratio")×** against A, **$(printf %.2f "$ratiop")×** against B (goal ≤ 1.25×)."
 	echo
 	objects_section
+	echo
+	tail_section
 	echo
 	echo "## Frame streams for evaluation"
 	echo
