@@ -330,11 +330,14 @@ func (d *decoder) receive(f *astiav.Frame) (ok bool, err error) {
 			bad++
 			continue
 		case !errors.Is(err, astiav.ErrEagain):
-			return false, fmt.Errorf("encode: decoding %s: %w", d.name, err)
+			return false, errorf(ErrDamaged, "encode: decoding %s: %w", d.name, err)
 		case d.flushed:
-			return false, fmt.Errorf("encode: decoding %s: decoder wants input after the end", d.name)
+			return false, errorf(ErrDamaged, "encode: decoding %s: decoder wants input after the end", d.name)
 		}
 		if err := d.in.next(); err != nil {
+			if errors.Is(err, astiav.ErrInvaliddata) {
+				return false, errorf(ErrDamaged, "encode: reading %s: %w", d.name, err)
+			}
 			if !errors.Is(err, astiav.ErrEof) {
 				return false, fmt.Errorf("encode: reading %s: %w", d.name, err)
 			}
@@ -347,7 +350,7 @@ func (d *decoder) receive(f *astiav.Frame) (ok bool, err error) {
 				return false, nil
 			}
 			if err := d.cc.SendPacket(nil); err != nil {
-				return false, fmt.Errorf("encode: flushing decoder of %s: %w", d.name, err)
+				return false, errorf(ErrDamaged, "encode: flushing decoder of %s: %w", d.name, err)
 			}
 			d.flushed = true
 			continue
@@ -364,7 +367,7 @@ func (d *decoder) receive(f *astiav.Frame) (ok bool, err error) {
 				bad++
 				continue
 			}
-			return false, fmt.Errorf("encode: decoding %s: %w", d.name, err)
+			return false, errorf(ErrDamaged, "encode: decoding %s: %w", d.name, err)
 		}
 	}
 }

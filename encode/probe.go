@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/asticode/go-astiav"
 )
@@ -79,7 +80,8 @@ func (p VideoProbe) ConstantRate() (rate float64, ok bool, why string) {
 
 // ErrDamaged is matched by ProbeVideoFile's errors for a file that opens
 // but cannot be read to its end: truncated, or a frame that cannot be
-// decoded.
+// decoded; and by the errors of Video.FrameAt and DecodeAll for data the
+// decoder or the demuxer rejects as invalid.
 var ErrDamaged = errors.New("encode: damaged video")
 
 // ProbeVideoFile reads a video from outside the way OpenVideoFile opens it
@@ -124,8 +126,10 @@ func trimEncode(err error, lead string) string {
 }
 
 // openFileSource opens path and sniffs its container, as OpenVideoFile.
+// The open does not block (O_NONBLOCK): a FIFO would otherwise wait for a
+// writer before the check below could refuse it.
 func openFileSource(path string) (*source, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}

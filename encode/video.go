@@ -48,6 +48,10 @@ type Video struct {
 	outs  [2]videoOut // RGBA conversions, for the last two output sizes
 	clock int         // videoOut.used stamps
 
+	// rotation and mirrored: the stream's display matrix (displayRotation).
+	rotation float64
+	mirrored bool
+
 	seeks  int // for tests: seeks (and rewinds)
 	closed bool
 }
@@ -99,6 +103,7 @@ func (v *Video) open() error {
 	}
 	st := v.in.st
 	v.info = v.in.info()
+	v.rotation, v.mirrored = displayRotation(st.SideData(astiav.PacketSideDataTypeDisplaymatrix))
 	if n, d := st.NbFrames(), st.Duration(); n > 0 && d > 0 {
 		v.info.Frames = int(n)
 		v.info.Duration = float64(d*v.num) / float64(v.den)
@@ -125,6 +130,18 @@ func (v *Video) Info() Info {
 		return Info{}
 	}
 	return v.info
+}
+
+// Rotation is the angle in degrees, clockwise, by which a player turns
+// the decoded picture (the stream's display matrix, as
+// VideoProbe.Rotation: 0 without one, NaN when the matrix is not a
+// rotation), and whether the matrix also mirrors it. FrameAt never
+// applies it: frames come out as coded.
+func (v *Video) Rotation() (degrees float64, mirrored bool) {
+	if v == nil {
+		return 0, false
+	}
+	return v.rotation, v.mirrored
 }
 
 // FrameAt converts the frame shown at t into dst: the last frame whose
@@ -216,7 +233,7 @@ func (v *Video) seekAndAdvance(t float64) error {
 			return nil
 		}
 		if toStart {
-			return fmt.Errorf("encode: %s: no frame could be decoded", v.name)
+			return errorf(ErrDamaged, "encode: %s: no frame could be decoded", v.name)
 		}
 		// No frame at or before t after the seek point: seek to before the
 		// keyframe decoding started from. A demuxer that landed before

@@ -86,13 +86,19 @@ Policies: ` + sampling.Policies,
 				}
 				defer v.Close()
 				info := v.Info()
+				// The displayed size: frames come out upright, as eval
+				// sends an imported clip's (StreamVideo).
+				_, dw, dh, err := frames.Upright(v)
+				if err != nil {
+					return usageError{fmt.Errorf("%s: %w", video, err)}
+				}
 				sc := sampling.Clip{ID: filepath.Base(video), Duration: info.Duration, FPS: info.FPS, Pixels: frames.NewVideoLowRes(v)}
 				plan, err := planWithLimit(pol, sc, maxImages, limitMode)
 				if err != nil {
 					return err
 				}
 				idx.Video, idx.Source, idx.Note, idx.Limit = video, "video", plan.Note, plan.Limit
-				idx.Width, idx.Height = pick(w, info.Width), pick(h, info.Height)
+				idx.Width, idx.Height = pick(w, dw), pick(h, dh)
 				stream = src.StreamVideo(cmd.Context(), v, plan)
 				sheetOpt = frames.SheetOptions{Title: fmt.Sprintf("%s — %s", filepath.Base(video), plan.Policy), Duration: info.Duration}
 			} else {
@@ -125,6 +131,9 @@ Policies: ` + sampling.Policies,
 			dir := frames.NewDir(out, idx, false)
 			var kept []frames.Image
 			for img, err := range stream {
+				if errors.Is(err, encode.ErrDamaged) {
+					return usageError{err} // a file that is not a decodable video: bad input
+				}
 				if err != nil {
 					return err
 				}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/tracegrid/tracegrid/encode"
 )
 
 // Issue 12: bad input is a clear error with exit 2, never a crash, a
@@ -284,5 +290,100 @@ func TestTraceInputErrors(t *testing.T) {
 		if code != 2 || strings.Contains(msg, "state") {
 			t.Errorf("--at %s: exit %d: %s", at, code, msg)
 		}
+	}
+}
+
+// TestFramesVideoUprightAndBadVideos: issue 31, items 13 and 14.
+// `frames --video` of a video tagged rotate=90 writes the upright frames
+// eval sends for it (the displayed size, the top-left marker turned to
+// the top right), not the coded sideways ones; a file that is not a
+// decodable video (an MP4 whose frames are zeros, a FIFO) is bad input,
+// exit 2.
+func TestFramesVideoUprightAndBadVideos(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "marker.mp4")
+	w, err := encode.Create(src, encode.Options{Width: 64, Height: 48, FPS: 10, Preset: "ultrafast", Lossless: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := encode.Image{Width: 64, Height: 48, Stride: 256, Pix: make([]byte, 256*48)}
+	for y := range 48 {
+		for x := range 64 {
+			v := byte(0)
+			if x < 16 && y < 16 {
+				v = 255
+			}
+			copy(img.Pix[y*256+4*x:], []byte{v, v, v, 255})
+		}
+	}
+	for range 10 {
+		if err := w.WriteRGBA(img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rot := filepath.Join(dir, "rot90.mp4")
+	if err := encode.Remux(rot, src, encode.RemuxOptions{Rotation: 90}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "frames")
+	if msg, code := run(t, "frames", "--video", rot, "--policy", "uniform:1", "--format", "png", "--out", out); code != 0 {
+		t.Fatalf("frames --video: exit %d: %s", code, msg)
+	}
+	var idx struct {
+		Width, Height int
+		Frames        []struct{ File string }
+	}
+	b, err := os.ReadFile(filepath.Join(out, "frames.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &idx)
+	}
+	if err != nil || len(idx.Frames) != 1 || idx.Width != 48 || idx.Height != 64 {
+		t.Fatalf("frames.json: %v: %s", err, b)
+	}
+	f, err := os.Open(filepath.Join(out, idx.Frames[0].File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lum := func(x, y int) uint32 { r, _, _, _ := pic.At(x, y).RGBA(); return r >> 8 }
+	if bb := pic.Bounds(); bb.Dx() != 48 || bb.Dy() != 64 || lum(44, 4) < 200 || lum(4, 4) > 40 {
+		t.Errorf("frame %dx%d, top right %d, top left %d: want 48x64 with the marker top right", bb.Dx(), bb.Dy(), lum(44, 4), lum(4, 4))
+	}
+
+	// An MP4 whose index is intact and whose frame data is zeros.
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdat, moov := bytes.Index(data, []byte("mdat")), bytes.Index(data, []byte("moov"))
+	if mdat < 0 || moov < mdat {
+		t.Fatalf("mdat at %d, moov at %d", mdat, moov)
+	}
+	clear(data[mdat+4 : moov-4])
+	zeros := filepath.Join(dir, "zeros.mp4")
+	if err := os.WriteFile(zeros, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.mp4")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ video, want string }{
+		{zeros, zeros + ": Invalid data found when processing input"},
+		{fifo, fifo + " is not a regular file"},
+	} {
+		args := []string{"frames", "--video", c.video, "--policy", "uniform:4", "--out", filepath.Join(dir, "bad")}
+		msg, code := run(t, args...)
+		if code != 2 || !strings.Contains(msg, c.want) {
+			t.Errorf("frames --video %s: exit %d: %s\nwant exit 2 and %q", c.video, code, msg, c.want)
+		}
+		noPanic(t, args, msg)
 	}
 }

@@ -34,12 +34,54 @@ func OpenVideo(path string) (*encode.Video, error) {
 
 // StreamVideo decodes the plan's frames from an external video (the frame
 // shown at t: the last frame whose presentation time is at or before t),
-// scales them to the source's size (or keeps the video's; another aspect
-// ratio is letterboxed with black bars) and encodes them like Stream. Decoding seeks to the nearest preceding keyframe and decodes
+// turns them upright by the video's own display rotation (Upright), scales
+// them to the source's size (or keeps the video's displayed size; another
+// aspect ratio is letterboxed with black bars) and encodes them like
+// Stream. Decoding seeks to the nearest preceding keyframe and decodes
 // forward (package encode); a time equal to the previous one reuses its
-// image.
+// image. It is StreamVideoRotated with the rotation `tracegrid import`
+// records for the file, so `tracegrid frames --video` shows the pictures
+// eval sends for the imported clip.
 func (s *Source) StreamVideo(ctx context.Context, v *encode.Video, plan sampling.Plan) iter.Seq2[Image, error] {
-	return s.StreamVideoRotated(ctx, v, 0, plan)
+	rot, _, _, err := Upright(v)
+	if err != nil {
+		return func(yield func(Image, error) bool) { yield(Image{}, err) }
+	}
+	return s.StreamVideoRotated(ctx, v, rot, plan)
+}
+
+// ErrRotation is matched by Upright's error for a display matrix that
+// mirrors the picture or turns it by an angle other than a multiple of
+// 90°, which this program does not apply (tracegrid import refuses such
+// videos).
+var ErrRotation = errors.New("frames: display matrix not applied")
+
+// rotationSlack is how far, in degrees, a display rotation may be from a
+// multiple of 90° and count as it (tracegrid import's rule).
+const rotationSlack = 0.5
+
+// Upright is how a player shows v: the clockwise display rotation (0, 90,
+// 180 or 270; its display matrix within 0.5° of a multiple of 90°) and
+// the displayed size (the coded size, turned). A matrix that mirrors or
+// turns by another angle is an error matching ErrRotation.
+func Upright(v *encode.Video) (rotation, width, height int, err error) {
+	deg, mirrored := v.Rotation()
+	info := v.Info()
+	q := math.Round(deg/90) * 90
+	switch {
+	case math.IsNaN(deg):
+		return 0, 0, 0, fmt.Errorf("%w: its display matrix is not a rotation", ErrRotation)
+	case mirrored:
+		return 0, 0, 0, fmt.Errorf("%w: its display matrix mirrors the picture", ErrRotation)
+	case math.Abs(deg-q) > rotationSlack:
+		return 0, 0, 0, fmt.Errorf("%w: display rotation %.4g° is not a multiple of 90°", ErrRotation, deg)
+	}
+	rotation = int(q) % 360
+	width, height = info.Width, info.Height
+	if rotation == 90 || rotation == 270 {
+		width, height = height, width
+	}
+	return rotation, width, height, nil
 }
 
 // StreamVideoRotated is StreamVideo for a video whose picture a player
