@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,15 +31,11 @@ Columns, in order:
 ` + strings.Join(results.ExportColumns(), ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var write func(io.Writer, []results.Trial) error
-			switch format {
-			case "jsonl":
-				write = results.WriteJSONL
-			case "csv":
-				write = results.WriteCSV
-			default:
+			i := slices.Index(exportFormats, format)
+			if i < 0 {
 				return usageError{fmt.Errorf("unknown --format %q: want jsonl or csv", format)}
 			}
+			write := exportWriters[i]
 			if dbPath == "" {
 				return usageError{errors.New("--db is required")}
 			}
@@ -89,6 +86,13 @@ Columns, in order:
 	f.StringVar(&model, "model", "", "export only this model")
 	return cmd
 }
+
+// exportFormats are export's --format values (shell completion offers
+// them too), each written by the exportWriters entry of the same index.
+var (
+	exportFormats = []string{"jsonl", "csv"}
+	exportWriters = []func(io.Writer, []results.Trial) error{results.WriteJSONL, results.WriteCSV}
+)
 
 // notAnInput refuses an export output that is the database or one of its
 // SQLite side files: the same cleaned absolute path, the same path once

@@ -160,6 +160,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newBenchCmds()...)
 	root.AddCommand(newVariantsCmd(), newIngestCmd(), newMergeCmd(), newImportCmd())
 	usageArgs(root)
+	registerCompletions(root)
 	return root
 }
 
