@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sort"
@@ -16,6 +20,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/runner"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/pipeline"
 )
 
 // evalFlags are the one-model shortcuts of `tracegrid eval`.
@@ -23,7 +28,7 @@ type evalFlags struct {
 	config, manifest, db, baseURL, model, apiKeyEnv, name, labels string
 	policies, prompts                                             []string
 	concurrency, repeats, maxImages                               int
-	dryRun, verbose                                               bool
+	dryRun, verbose, json                                         bool
 	maxUSD                                                        float64
 	batchOut                                                      string
 	batchIn                                                       []string
@@ -76,21 +81,42 @@ study, manifest, a missing API key); 130 when interrupted.`,
 				return usageError{err}
 			}
 			log := logger(f.verbose)
-			if done, err := shardStudy(cmd, st, set, log); done || err != nil { // --shard (shardflags.go)
+			// Every file the manifest names is checked before anything
+			// reads it, and what reads the files before the run (their
+			// hashes, the dry run) ends on a signal: a path that blocks
+			// or never ends cannot hang eval.
+			if err := checkManifestFiles(st); err != nil {
+				return err
+			}
+			var done bool
+			err = interruptibly(cmd.Context(), func() (err error) {
+				done, err = shardStudy(cmd, st, set, log) // --shard (shardflags.go)
+				return err
+			})
+			if err != nil || done {
 				return err
 			}
 			// The dry run plans every trial: a plan the clips cannot have
 			// (fps:60 on a 30 fps clip, a sampling bound) is bad input found
 			// before anything is sent, not a failure halfway through.
-			clips, err := runner.ClipInfos(st)
+			var es []study.Estimate
+			err = interruptibly(cmd.Context(), func() error {
+				clips, err := runner.ClipInfos(st)
+				if err != nil {
+					return err
+				}
+				if es, err = st.DryRun(clips, set); err != nil {
+					return usageError{err}
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			es, err := st.DryRun(clips, set)
-			if err != nil {
-				return usageError{err}
-			}
 			if f.dryRun {
+				if f.json {
+					return writeEstimatesJSON(os.Stdout, es)
+				}
 				return study.WriteEstimates(os.Stdout, es)
 			}
 			// Every key before anything is opened: a missing one is bad
@@ -155,6 +181,11 @@ study, manifest, a missing API key); 130 when interrupted.`,
 			log.Info("eval finished", "trials", sum.Total, "skipped", sum.Skipped, "answered", sum.Done, "failed", sum.Failed, "not_applicable", sum.NotApplicable,
 				"cost_usd", fmt.Sprintf("%.4f", sum.CostUSD), "study_spend_usd", fmt.Sprintf("%.4f", sum.PriorUSD+sum.CostUSD),
 				"elapsed", sum.Elapsed.Round(time.Millisecond), "db", st.DB)
+			if f.json {
+				if err := writeSummaryJSON(os.Stdout, st, sum); err != nil {
+					return err
+				}
+			}
 			switch {
 			case errors.Is(err, runner.ErrBudget):
 				fmt.Fprintf(os.Stderr, "tracegrid: stopped at the spending cap ($%.4f spent of $%.2f); raise --max-usd (or max_usd) and rerun to continue\n",
@@ -189,6 +220,7 @@ study, manifest, a missing API key); 130 when interrupted.`,
 	fl.StringArrayVar(&f.batchIn, "batch-in", nil, "record batch output files (JSONL) as trials; more files may follow as arguments")
 	fl.BoolVar(&f.newPrompts, "new-prompts", false, "record a condition whose template changed since its stored trials as a new condition (prompt \"<name>+<hash>\") instead of refusing")
 	fl.BoolVar(&f.resendBatched, "resend-batched", false, "send online the trials written to batch files whose output was not read back (paying for them again if the batch also runs)")
+	fl.BoolVar(&f.json, "json", false, "print as JSON: the estimate with --dry-run; after a run, a last line {\"summary\": …} (docs/study.md)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	registerShardFlags(fl)
 	return cmd
@@ -258,6 +290,161 @@ func (f evalFlags) study(cmd *cobra.Command) (*study.Study, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// checkManifestFiles refuses, as bad input (exit 2), a study manifest
+// that is not a regular file (a directory: give its manifest.jsonl) and
+// any video or trace of its selected clips that exists but is not a
+// regular file: a FIFO blocks its reader until a writer comes, /dev/zero
+// never ends. tracegrid import refuses such videos the same way
+// (natural.importRow). It only stats the paths; a missing file is left
+// to the loaders, whose errors name the clip.
+func checkManifestFiles(st *study.Study) error {
+	if fi, err := os.Stat(st.Manifest); err == nil && fi.IsDir() {
+		return usageError{fmt.Errorf("the manifest %s is a directory: give the manifest.jsonl file in it", st.Manifest)}
+	}
+	if err := regularFile(st.Manifest, "the manifest"); err != nil {
+		return err
+	}
+	entries, err := pipeline.LoadManifest(st.Manifest)
+	if err != nil {
+		return err
+	}
+	if entries, err = runner.SelectEntries(st, entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		video, err := e.VideoPath(st.Manifest)
+		if err != nil {
+			return err
+		}
+		if err := regularFile(video, "clip "+e.ID+": video"); err != nil {
+			return err
+		}
+		if e.Trace == "" {
+			continue
+		}
+		tr, err := e.TracePath(st.Manifest)
+		if err != nil {
+			return err
+		}
+		if err := regularFile(tr, "clip "+e.ID+": trace"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// regularFile is a usage error when path exists and is not a regular
+// file (after symbolic links); what names it in the message.
+func regularFile(path, what string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // the loaders report a missing or unreadable file
+	case fi.IsDir():
+		return usageError{fmt.Errorf("%s %s is a directory, not a file", what, path)}
+	case !fi.Mode().IsRegular():
+		return usageError{fmt.Errorf("%s %s is not a regular file (%s): only regular files are read", what, path, fileKind(fi.Mode()))}
+	}
+	return nil
+}
+
+// fileKind names a non-regular file's type for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
+
+// interruptibly runs fn, which only reads, and returns its error, or
+// ctx's as soon as ctx ends (a signal: exit 130), abandoning fn's
+// goroutine to the process's exit. A read that does not return (a hung
+// network file system, a file swapped for a FIFO after the check) then
+// cannot keep eval from ending on SIGINT or SIGTERM.
+func interruptibly(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writeEstimatesJSON writes the dry run as one JSON object: the rows of
+// study.WriteEstimates's table (study.Estimate's fields) and their total.
+func writeEstimatesJSON(w io.Writer, es []study.Estimate) error {
+	// The total has the table's numeric columns (no model, policy, prompt).
+	var total struct {
+		Requests     int     `json:"requests"`
+		Images       int     `json:"images"`
+		VideoFrames  int     `json:"video_frames"`
+		Refused      int     `json:"refused"`
+		Unsupported  int     `json:"unsupported"`
+		InputTokens  int     `json:"input_tokens"`
+		OutputTokens int     `json:"output_tokens"`
+		USD          float64 `json:"usd"`
+	}
+	for _, e := range es {
+		total.Requests += e.Requests
+		total.Images += e.Images
+		total.VideoFrames += e.VideoFrames
+		total.Refused += e.Refused
+		total.Unsupported += e.Unsupported
+		total.InputTokens += e.InputTokens
+		total.OutputTokens += e.OutputTokens
+		total.USD += e.USD
+	}
+	if es == nil {
+		es = []study.Estimate{}
+	}
+	return json.NewEncoder(w).Encode(map[string]any{"estimates": es, "total": total})
+}
+
+// evalSummary is the last line of `eval --json` (docs/study.md, "Output").
+type evalSummary struct {
+	Study string `json:"study"`
+	DB    string `json:"db"`
+	// This run's trials: to run, found finished, answered, failed, not
+	// applicable.
+	Trials        int `json:"trials"`
+	Skipped       int `json:"skipped"`
+	Answered      int `json:"answered"`
+	Failed        int `json:"failed"`
+	NotApplicable int `json:"not_applicable"`
+	// Unanswered counts the trials of the study's scope without an answer
+	// by error kind (runner.Summary.Unanswered; "not_run" for those never
+	// stored); empty when every trial has one.
+	Unanswered      map[string]int `json:"unanswered"`
+	CostUSD         float64        `json:"cost_usd"`
+	StudySpendUSD   float64        `json:"study_spend_usd"`
+	MaxUSD          float64        `json:"max_usd"`
+	StoppedByBudget bool           `json:"stopped_by_budget"`
+	Interrupted     bool           `json:"interrupted"`
+	ElapsedS        float64        `json:"elapsed_s"`
+}
+
+// writeSummaryJSON writes {"summary": …} as one line.
+func writeSummaryJSON(w io.Writer, st *study.Study, sum runner.Summary) error {
+	un := sum.Unanswered
+	if un == nil {
+		un = map[string]int{}
+	}
+	return json.NewEncoder(w).Encode(map[string]evalSummary{"summary": {
+		Study: st.Name, DB: st.DB, Trials: sum.Total, Skipped: sum.Skipped, Answered: sum.Done, Failed: sum.Failed,
+		NotApplicable: sum.NotApplicable, Unanswered: un, CostUSD: sum.CostUSD, StudySpendUSD: sum.PriorUSD + sum.CostUSD,
+		MaxUSD: st.MaxUSD, StoppedByBudget: sum.StoppedByBudget, Interrupted: sum.Interrupted,
+		ElapsedS: sum.Elapsed.Seconds()}})
 }
 
 // unansweredLine is the summary of the trials without an answer, by

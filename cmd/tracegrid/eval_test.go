@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -152,5 +155,202 @@ func TestEvalKilledResumesToTheSameTable(t *testing.T) {
 	}
 	if a, b := table(clean), table(killed); a != b {
 		t.Errorf("tables differ:\nclean:\n%s\nkilled+resumed:\n%s", a, b)
+	}
+}
+
+// naturalManifest imports a 2 s gray clip as a natural video and returns
+// the manifest with its video path replaced by video (a hand-edited
+// manifest: an external clip's path may name any file).
+func naturalManifest(t *testing.T, video string) string {
+	t.Helper()
+	dir := t.TempDir()
+	videos := filepath.Join(dir, "videos")
+	if err := os.MkdirAll(videos, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	grayClip(t, filepath.Join(videos, "a.mp4"))
+	ann := writeFile(t, "ann.csv", "name,count\na.mp4,2\n")
+	out := filepath.Join(dir, "out")
+	if msg, code := run(t, "import", "--videos", videos, "--annotations", ann, "--out", out); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, msg)
+	}
+	manifest := filepath.Join(out, "manifest.jsonl")
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e map[string]any
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	e["video"] = video
+	line, _ := json.Marshal(e)
+	if err := os.WriteFile(manifest, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return manifest
+}
+
+// runFor runs the binary for at most limit and returns its output, exit
+// code and time; a run past limit is killed and reported.
+func runFor(t *testing.T, limit time.Duration, args ...string) (string, int, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		t.Errorf("tracegrid %s ran past %s (killed): %s", strings.Join(args, " "), limit, out)
+		return string(out), -1, took
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode(), took
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0, took
+}
+
+// TestEvalRefusesFilesThatAreNotRegular: issue 31, item 12. A manifest
+// whose video is /dev/zero or a FIFO used to hang eval (hashing forever,
+// or blocked opening the FIFO), deaf to signals, even under --dry-run.
+// Such paths, and a --manifest that is a directory (item 14), are bad
+// input: exit 2 at once, with no request sent.
+func TestEvalRefusesFilesThatAreNotRegular(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"\\boxed{2}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	}))
+	defer srv.Close()
+	fifo := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A rendered clip's MP4 replaced by a FIFO (read for native video).
+	rendered := renderSmall(t)
+	mp4 := filepath.Join(filepath.Dir(rendered), "clips", "state_machine_N02_F1.0_s00.mp4")
+	if err := os.Remove(mp4); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(mp4, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, manifest, want string
+	}{
+		{"/dev/zero", naturalManifest(t, "/dev/zero"), "clip a: video /dev/zero is not a regular file (a character device)"},
+		{"a FIFO", naturalManifest(t, fifo), "clip a: video " + fifo + " is not a regular file (a named pipe)"},
+		{"a rendered clip's FIFO", rendered, "video " + mp4 + " is not a regular file (a named pipe)"},
+		{"a directory", filepath.Dir(rendered), "the manifest " + filepath.Dir(rendered) + " is a directory: give the manifest.jsonl file in it"},
+	} {
+		for _, mode := range []string{"--dry-run", "--concurrency=1"} {
+			args := []string{"eval", "--manifest", c.manifest, "--base-url", srv.URL + "/v1", "--model", "m", "--policy", "fps:1",
+				"--prompt", "direct", "--db", filepath.Join(t.TempDir(), "r.db"), mode}
+			msg, code, took := runFor(t, time.Minute, args...)
+			if code != 2 || !strings.Contains(msg, c.want) || took > 30*time.Second {
+				t.Errorf("%s %s: exit %d after %s: %s\nwant exit 2 at once and %q", c.name, mode, code, took.Round(time.Millisecond), msg, c.want)
+			}
+			noPanic(t, args, msg)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
+
+// TestEvalSignalDuringLongRead: a long read before the run (hashing a
+// 1 TiB sparse video, a regular file) ends on SIGTERM or SIGINT with exit
+// 130 within seconds; it used to ignore both (issue 31, item 12).
+func TestEvalSignalDuringLongRead(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "huge.mp4")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(1 << 40)
+	f.Close()
+	if err != nil {
+		t.Skipf("no sparse 1 TiB file here: %v", err)
+	}
+	manifest := naturalManifest(t, huge)
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		for _, mode := range []string{"--dry-run", "--concurrency=1"} {
+			cmd := exec.Command(bin, "eval", "--manifest", manifest, "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+				"--policy", "fps:1", "--prompt", "direct", "--db", filepath.Join(t.TempDir(), "r.db"), mode)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // reading the video by now
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				ee, _ := err.(*exec.ExitError)
+				if ee == nil || ee.ExitCode() != 130 || time.Since(sent) > 10*time.Second {
+					t.Errorf("%v %s: %v after %s: %s; want exit 130", sig, mode, err, time.Since(sent).Round(time.Millisecond), out.String())
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Errorf("%v %s: still reading 20 s after the signal: %s", sig, mode, out.String())
+			}
+		}
+	}
+}
+
+// TestEvalJSON: issue 31, item 18. --dry-run --json prints the estimate as
+// one JSON object; a run with --json ends with a {"summary": …} line:
+// answered, failed, not applicable, unanswered by kind, spend.
+func TestEvalJSON(t *testing.T) {
+	manifest := renderSmall(t)
+	base := []string{"eval", "--manifest", manifest, "--model", "m", "--policy", "uniform:2", "--prompt", "direct", "--json"}
+	msg, code := run(t, append(base, "--base-url", "http://127.0.0.1:9/v1", "--dry-run")...)
+	var est struct {
+		Estimates []struct {
+			Model, Policy, Prompt string
+			Requests, Images      int
+		}
+		Total struct{ Requests, Images int }
+	}
+	if err := json.Unmarshal([]byte(msg), &est); code != 0 || err != nil || len(est.Estimates) != 1 || est.Estimates[0].Policy != "uniform:2" ||
+		est.Estimates[0].Requests != 2 || est.Estimates[0].Images != 4 || est.Total.Requests != 2 || est.Total.Images != 4 {
+		t.Fatalf("--dry-run --json: exit %d, %v: %s", code, err, msg)
+	}
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // the first trial is rejected: no answer, kind invalid_request
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":{"message":"no","type":"invalid_request_error"}}`)
+			return
+		}
+		fmt.Fprint(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"\\boxed{2}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "r.db")
+	cmd := exec.Command(bin, append(base, "--base-url", srv.URL+"/v1", "--db", db, "--concurrency", "1")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("run: %v: %s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
+	want := `{"summary":{"study":"cli","db":"` + db + `","trials":2,"skipped":0,"answered":1,"failed":1,"not_applicable":0,"unanswered":{"invalid_request":1},"cost_usd":0,"study_spend_usd":0,"max_usd":0,"stopped_by_budget":false,"interrupted":false,"elapsed_s":`
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, want) {
+		t.Errorf("last line:\n%s\nwant it to start with\n%s", last, want)
+	}
+	// A rerun finds both trials stored: the rejected one is a permanent
+	// failure, not sent again, and still without an answer.
+	out, err := exec.Command(bin, append(base, "--base-url", srv.URL+"/v1", "--db", db, "--concurrency", "1")...).Output()
+	want = `{"summary":{"study":"cli","db":"` + db + `","trials":2,"skipped":2,"answered":0,"failed":0,"not_applicable":0,"unanswered":{"invalid_request":1},`
+	if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); calls.Load() != 2 || !strings.HasPrefix(lines[len(lines)-1], want) {
+		t.Errorf("rerun: %v: %s\nwant a last line starting with %s", err, out, want)
 	}
 }
