@@ -44,7 +44,9 @@ func newEvalCmd() *cobra.Command {
 and repetition, to the models' APIs — OpenAI-compatible chat servers, or Gemini through its own
 API — and stores one row per trial in an SQLite database. A rerun skips finished trials: a
 killed run resumes with nothing lost and nothing paid twice. --dry-run prints the requests,
-images, tokens and dollars it would spend. API keys are read from the environment variable a
+images, tokens and dollars it would spend; with --json as one JSON object, and after a run
+--json prints a last line {"summary": …} (answered, failed, unanswered by kind, spend). The
+manifest and every video and trace it names must be regular files (exit 2). API keys are read from the environment variable a
 model names (--api-key-env; without it, flag mode reads OPENAI_API_KEY when set), never from
 flags or files. The study file is documented in docs/study.md.
 

@@ -173,3 +173,58 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamVideoUpright: StreamVideo turns a video by its own display
+// matrix, so `tracegrid frames --video` gives the bytes eval sends for
+// the file imported (StreamVideoRotated with the rotation import reads,
+// encode.ProbeVideoFile); Upright names the displayed size (issue 31,
+// item 13).
+func TestStreamVideoUpright(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "marker.mp4")
+	markerClip(t, src)
+	plan := sampling.Plan{Policy: "uniform:2", Frames: []sampling.Frame{{T: 0.25}, {T: 0.75}}}
+	for _, rot := range []int{0, 90, 180, 270} {
+		path := filepath.Join(dir, "rot.mp4")
+		if err := encode.Remux(path, src, encode.RemuxOptions{Rotation: float64(rot)}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := encode.ProbeVideoFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := OpenVideo(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w, h, err := Upright(v)
+		wantW, wantH := 64, 48
+		if rot%180 != 0 {
+			wantW, wantH = 48, 64
+		}
+		if err != nil || r != rot || w != wantW || h != wantH || int(p.Rotation) != rot {
+			t.Errorf("rotation %d: Upright %d, %dx%d, %v; probe %v", rot, r, w, h, err, p.Rotation)
+		}
+		s, _ := NewSource(nil, Options{Format: encode.ImagePNG, Workers: 1})
+		var own, imported [][]byte
+		for img, err := range s.StreamVideo(context.Background(), v, plan) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			own = append(own, img.Data)
+		}
+		for img, err := range s.StreamVideoRotated(context.Background(), v, int(p.Rotation), plan) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			imported = append(imported, img.Data)
+		}
+		v.Close()
+		if len(own) != 2 || len(imported) != 2 || !bytes.Equal(own[0], imported[0]) || !bytes.Equal(own[1], imported[1]) {
+			t.Errorf("rotation %d: StreamVideo and the imported clip's stream differ", rot)
+		}
+		if corner, _, _ := brightCorner(t, own[0]); corner != map[int]string{0: "tl", 90: "tr", 180: "br", 270: "bl"}[rot] {
+			t.Errorf("rotation %d: marker %q", rot, corner)
+		}
+	}
+}
