@@ -78,6 +78,21 @@ func (o Options) validate() error {
 	return nil
 }
 
+// DefaultPreset is the preset a codec gets when a spec names none:
+// veryfast for the x264/x265 family (a frame still shows every event of the
+// fastest cell at crf 18, docs/spec.md), p4 (the middle of p1 … p7) for
+// NVIDIA's encoders, which refuse x264's names, and none — the encoder's
+// own default — for the rest.
+func DefaultPreset(codec string) string {
+	switch {
+	case codec == "libx264" || codec == "libx264rgb" || codec == "libx265":
+		return "veryfast"
+	case strings.HasSuffix(codec, "_nvenc"):
+		return "p4"
+	}
+	return ""
+}
+
 // option is one encoder option for avcodec_open2, in the order given.
 type option struct{ key, value string }
 

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tracegrid/tracegrid/domain"
+	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/scene"
 	"github.com/tracegrid/tracegrid/trace"
@@ -27,7 +28,10 @@ type Encoder struct {
 	// Codec is a libavcodec encoder name: libx264 (default), or a hardware
 	// encoder such as h264_nvenc where the library and driver have it.
 	Codec string `yaml:"codec" json:"codec"`
-	// Preset is the encoder's speed/size preset (libx264: ultrafast … veryslow).
+	// Preset is the encoder's speed/size preset (libx264: ultrafast …
+	// veryslow; h264_nvenc: p1 … p7). Left out (or empty), it is the
+	// codec's default, encode.DefaultPreset: x264's names mean nothing to
+	// nvenc, which refuses them.
 	Preset string `yaml:"preset" json:"preset"`
 	// CRF is the constant rate factor (libx264: 0–51, lower is better).
 	CRF int `yaml:"crf" json:"crf"`
@@ -99,7 +103,7 @@ func BuiltinSpec(grid string) (Spec, error) {
 		FPS:              scene.DefaultFPS,
 		Width:            scene.DefaultWidth,
 		Height:           scene.DefaultHeight,
-		Encoder:          Encoder{Codec: "libx264", Preset: "veryfast", CRF: 18, Threads: 1},
+		Encoder:          Encoder{Codec: "libx264", Preset: encode.DefaultPreset("libx264"), CRF: 18, Threads: 1},
 	}
 	switch grid {
 	case GridPaper, "":
@@ -223,10 +227,15 @@ func ParseSpec(b []byte) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	// The preset follows the codec unless the spec names one.
+	s.Encoder.Preset = ""
 	strict := yaml.NewDecoder(bytes.NewReader(b))
 	strict.KnownFields(true)
 	if err := strict.Decode(&s); err != nil {
 		return Spec{}, bad("%v", err)
+	}
+	if s.Encoder.Preset == "" {
+		s.Encoder.Preset = encode.DefaultPreset(s.Encoder.Codec)
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
