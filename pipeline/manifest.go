@@ -121,6 +121,10 @@ var ErrManifest = errors.New("invalid manifest")
 // well under 1 KB).
 const MaxManifestLine = 1 << 20
 
+// MaxIDBytes is the longest clip id a manifest holds: an id names the
+// clip's files, and a file name has at most 255 bytes.
+const MaxIDBytes = 255
+
 // requiredFields must be present in every entry, and requiredRender in its
 // render object (a zero is a value for n, f and seed, so presence is
 // checked on the JSON, not on the decoded struct).
@@ -281,14 +285,19 @@ func decodeEntry(line []byte) (Entry, error) {
 			return Entry{}, fmt.Errorf("field %s is empty or not positive", f.name)
 		}
 	}
+	// An id names the clip's files (<id>.mp4, <id>.trace.json) and every
+	// message about the clip: one longer than a file name can be is no id.
+	if len(e.ID) > MaxIDBytes {
+		return Entry{}, fmt.Errorf("field id is %d bytes, longer than %d (it names the clip's files): %s", len(e.ID), MaxIDBytes, textin.Quote(e.ID))
+	}
 	// An imported video (a domain without a scene) says so and how to read
 	// it; a rendered clip has no such section.
 	if imported := importedDomain(e.Domain); imported || e.Natural != nil {
 		switch {
 		case !imported:
-			return Entry{}, fmt.Errorf("field natural: domain %s is rendered, not imported", e.Domain)
+			return Entry{}, fmt.Errorf("field natural: domain %s is rendered, not imported", textin.Quote(e.Domain))
 		case e.Natural == nil:
-			return Entry{}, fmt.Errorf("field natural is missing (domain %s is an imported video)", e.Domain)
+			return Entry{}, fmt.Errorf("field natural is missing (domain %s is an imported video)", textin.Quote(e.Domain))
 		case !e.External:
 			return Entry{}, errors.New("field external: an imported video's entry says \"external\": true")
 		case !(e.Natural.FrameRate > 0) || e.Natural.FrameRate > 1e6:
@@ -389,11 +398,11 @@ func inside(dir, rel, field, id string) (string, error) {
 	}
 	p := filepath.FromSlash(rel)
 	if filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
-		return "", fmt.Errorf("%w: clip %s: %s path %q is absolute; manifest paths are relative to the manifest's directory (an imported video outside it says \"external\": true)", ErrManifest, id, field, rel)
+		return "", fmt.Errorf("%w: clip %s: %s path %s is absolute; manifest paths are relative to the manifest's directory (an imported video outside it says \"external\": true)", ErrManifest, id, field, textin.Quote(rel))
 	}
 	full := filepath.Join(dir, p)
 	if !within(filepath.Clean(dir), full) {
-		return "", fmt.Errorf("%w: clip %s: %s path %q leaves the manifest's directory", ErrManifest, id, field, rel)
+		return "", fmt.Errorf("%w: clip %s: %s path %s leaves the manifest's directory", ErrManifest, id, field, textin.Quote(rel))
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -407,10 +416,10 @@ func inside(dir, rel, field, id string) (string, error) {
 		real, err = filepath.EvalSymlinks(probe)
 	}
 	if err != nil {
-		return "", fmt.Errorf("clip %s: %s path %q: %w", id, field, rel, err)
+		return "", fmt.Errorf("clip %s: %s path %s: %w", id, field, textin.Quote(rel), err)
 	}
 	if !within(realDir, real) {
-		return "", fmt.Errorf("%w: clip %s: %s path %q leads outside the manifest's directory through a symbolic link", ErrManifest, id, field, rel)
+		return "", fmt.Errorf("%w: clip %s: %s path %s leads outside the manifest's directory through a symbolic link", ErrManifest, id, field, textin.Quote(rel))
 	}
 	return full, nil
 }
@@ -490,7 +499,7 @@ func LoadClip(manifestPath, id string) (*scene.Clip, *trace.Trace, Entry, error)
 			return clip, tr, e, err
 		}
 	}
-	return nil, nil, Entry{}, fmt.Errorf("%w: %q is not in %s (%d clips)", ErrNoClip, id, manifestPath, len(entries))
+	return nil, nil, Entry{}, fmt.Errorf("%w: %s is not in %s (%d clips)", ErrNoClip, textin.Quote(id), manifestPath, len(entries))
 }
 
 // LoadEntry rebuilds an entry's scene from the recorded parameters and

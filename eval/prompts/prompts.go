@@ -49,6 +49,7 @@ import (
 
 	"github.com/tracegrid/tracegrid/domain"
 	"github.com/tracegrid/tracegrid/eval/chat"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/trace"
 )
 
@@ -181,8 +182,8 @@ func objectsQuestion(class string) Question {
 // (shapes and colours of trace.ObjectShapes and trace.ObjectColors).
 func CheckClass(class string) error {
 	if _, _, ok := trace.SplitClass(class); !ok {
-		return fmt.Errorf("prompts: unknown object class %q (want <shape>-<colour>, shape %s, colour %s)",
-			class, strings.Join(trace.ObjectShapes, "|"), strings.Join(trace.ObjectColors, "|"))
+		return fmt.Errorf("prompts: unknown object class %s (want <shape>-<colour>, shape %s, colour %s)",
+			textin.Quote(class), strings.Join(trace.ObjectShapes, "|"), strings.Join(trace.ObjectColors, "|"))
 	}
 	return nil
 }
@@ -204,11 +205,11 @@ func QuestionFor(dom, class string) (Question, error) {
 	}
 	q, ok := Questions()[dom]
 	if !ok {
-		return Question{}, fmt.Errorf("prompts: unknown domain %q (known: %s)", dom, strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
+		return Question{}, fmt.Errorf("prompts: unknown domain %s (known: %s)", textin.Quote(dom), strings.Join(slices.Sorted(maps.Keys(Questions())), ", "))
 	}
 	if class != "" {
 		classed := domain.Where(func(s domain.Spec) bool { return s.Class })
-		return Question{}, fmt.Errorf("prompts: class %q given for domain %s; only the %s domain has classes", class, dom, strings.Join(classed, ", "))
+		return Question{}, fmt.Errorf("prompts: class %s given for domain %s; only the %s domain has classes", textin.Quote(class), textin.Quote(dom), strings.Join(classed, ", "))
 	}
 	return q, nil
 }

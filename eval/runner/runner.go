@@ -37,6 +37,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/gpu"
 	"github.com/tracegrid/tracegrid/internal/pool"
+	"github.com/tracegrid/tracegrid/internal/textin"
 	"github.com/tracegrid/tracegrid/natural"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
@@ -337,7 +338,7 @@ func SelectEntries(st *study.Study, entries []pipeline.Entry) ([]pipeline.Entry,
 	for i, id := range st.Clips {
 		if !have[id] {
 			errs = append(errs, st.FieldError(fmt.Sprintf("clips[%d]", i),
-				fmt.Errorf("%q: %w: %s lists %d clips", id, pipeline.ErrNoClip, st.Manifest, len(entries))))
+				fmt.Errorf("%s: %w: %s lists %d clips", textin.Quote(id), pipeline.ErrNoClip, st.Manifest, len(entries))))
 		}
 	}
 	if len(errs) > 0 {

@@ -30,6 +30,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracegrid/tracegrid/internal/textin"
 )
 
 // Frame is one sampled frame.
@@ -383,13 +385,13 @@ func (s singleBest) Plan(c Clip) (Plan, error) {
 
 func (c Clip) check() error {
 	if !(c.Duration > 0) || !(c.FPS > 0) {
-		return fmt.Errorf("sampling: clip %q needs a positive duration and frame rate (got %v s, %v fps)", c.ID, c.Duration, c.FPS)
+		return fmt.Errorf("sampling: clip %s needs a positive duration and frame rate (got %v s, %v fps)", textin.Quote(c.ID), c.Duration, c.FPS)
 	}
 	if math.IsInf(c.Duration, 0) || math.IsInf(c.FPS, 0) {
-		return fmt.Errorf("sampling: clip %q needs a finite duration and frame rate (got %v s, %v fps)", c.ID, c.Duration, c.FPS)
+		return fmt.Errorf("sampling: clip %s needs a finite duration and frame rate (got %v s, %v fps)", textin.Quote(c.ID), c.Duration, c.FPS)
 	}
 	if !sort.Float64sAreSorted(c.Events) {
-		return fmt.Errorf("sampling: clip %q: event times are not sorted", c.ID)
+		return fmt.Errorf("sampling: clip %s: event times are not sorted", textin.Quote(c.ID))
 	}
 	return nil
 }
@@ -397,7 +399,7 @@ func (c Clip) check() error {
 // planError is an error about a policy applied to one clip; it wraps
 // ErrPolicy, so callers treat it as bad input.
 func planError(p Policy, c Clip, format string, a ...any) error {
-	return fmt.Errorf("%w %s on clip %q: %s", ErrPolicy, p, c.ID, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w %s on clip %s: %s", ErrPolicy, p, textin.Quote(c.ID), fmt.Sprintf(format, a...))
 }
 
 // checkFrames refuses a plan of n frames above MaxPlanFrames before any of
