@@ -209,7 +209,7 @@ func QuestionFor(dom, class string) (Question, error) {
 	}
 	if class != "" {
 		classed := domain.Where(func(s domain.Spec) bool { return s.Class })
-		return Question{}, fmt.Errorf("prompts: class %s given for domain %s; only the %s domain has classes", textin.Quote(class), textin.Quote(dom), strings.Join(classed, ", "))
+		return Question{}, fmt.Errorf("prompts: class %s given for domain %s; only the %s domain has classes", textin.Quote(class), dom, strings.Join(classed, ", "))
 	}
 	return q, nil
 }
