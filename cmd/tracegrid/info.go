@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -43,9 +44,11 @@ when no GL renderer can be made.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := infoJSON{Version: pipeline.ToolVersion(), EGLDevices: []string{}}
-			for _, c := range encode.InfoEncoders {
-				in.Encoders = append(in.Encoders, encode.ProbeEncoder(c))
-			}
+			withoutStderr(func() {
+				for _, c := range encode.InfoEncoders {
+					in.Encoders = append(in.Encoders, encode.ProbeEncoder(c))
+				}
+			})
 			// The devices TRACEGRID_EGL_DEVICE counts, listed before the
 			// renderer is made so that a wrong index can be corrected.
 			if devs, err := gpu.EGLDevices(); err != nil {
@@ -76,6 +79,32 @@ when no GL renderer can be made.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (fields always present; docs/cluster.md)")
 	return cmd
+}
+
+// withoutStderr runs fn with file descriptor 2 on /dev/null: x265 and
+// SVT-AV1 print their banners (about 40 lines) straight to stderr when
+// opened, which would bury info's answer; libav's own messages about a
+// failure are captured into the error (encode.Usable) and printed. If
+// the descriptors cannot be switched, fn runs with stderr as it is.
+func withoutStderr(fn func()) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		fn()
+		return
+	}
+	defer null.Close()
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		fn()
+		return
+	}
+	defer syscall.Close(saved)
+	if syscall.Dup3(int(null.Fd()), 2, 0) != nil {
+		fn()
+		return
+	}
+	defer syscall.Dup3(saved, 2, 0)
+	fn()
 }
 
 // printInfo writes the text form, one fact a line.

@@ -136,3 +136,30 @@ func TestRenderRefusesUnusableEncoder(t *testing.T) {
 		t.Errorf("the refused render left %s behind (%v)", out, err)
 	}
 }
+
+// TestInfoWithoutGL: without an EGL driver info still answers as data
+// (gl_error set, the encoders probed) and exits 1 with the reason on
+// stderr; the encoders' own banners (x265, SVT-AV1) stay off stderr
+// while probing, and stderr works again afterwards.
+func TestInfoWithoutGL(t *testing.T) {
+	for _, args := range [][]string{{"info", "--json"}, {"info"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "tracegrid: ") || !strings.Contains(stderr.String(), "no EGL display") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 with the GL error", args, code, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "x265 [info]") || strings.Contains(stderr.String(), "Svt[info]") {
+			t.Errorf("%v: encoder banners on stderr:\n%s", args, stderr.String())
+		}
+		if len(args) == 1 {
+			continue
+		}
+		var in infoJSON
+		if err := json.Unmarshal([]byte(stdout.String()), &in); err != nil || in.GLError == "" || in.GLRenderer != "" || len(in.Encoders) != len(encode.InfoEncoders) {
+			t.Errorf("info --json without GL: %v, %+v", err, in)
+		}
+	}
+}
