@@ -402,8 +402,5 @@ func writeShared(path string, fn func(io.Writer) error) error {
 	if err := fsutil.WriteFileAtomic(path, fn); err != nil {
 		return fmt.Errorf("natural: write %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		return fmt.Errorf("natural: %w", err)
-	}
 	return nil
 }

@@ -102,10 +102,6 @@ func writeFile(path string, write func(io.Writer) error) error {
 	if err := fsutil.WriteFileAtomic(path, write); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
-	// The temporary file was private (0600); a report is for sharing.
-	if err := os.Chmod(path, 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
 	return nil
 }
 

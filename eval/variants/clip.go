@@ -12,6 +12,7 @@ import (
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/sampling"
+	"github.com/tracegrid/tracegrid/internal/fsutil"
 	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
@@ -258,27 +259,20 @@ func (w *worker) video(ctx context.Context, j *clipJob, vs []*variant, ks []int)
 		if err := os.MkdirAll(polDir, 0o755); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrOutput, polDir, err)
 		}
-		tmp, err := os.CreateTemp(polDir, "."+v.rec.Clip+".mp4.tmp-*")
+		tmp, err := fsutil.CreateTemp(polDir, "."+v.rec.Clip+".mp4.tmp-*")
 		if err != nil {
 			return fmt.Errorf("%w: temporary file in %s: %w", ErrOutput, polDir, err)
 		}
 		v.stage = tmp.Name()
-		err = tmp.Chmod(0o644) // CreateTemp makes it 0600
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := tmp.Close(); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrOutput, v.stage, err)
 		}
-		tt, err := os.CreateTemp(polDir, "."+v.rec.Clip+".trace.json.tmp-*")
+		tt, err := fsutil.CreateTemp(polDir, "."+v.rec.Clip+".trace.json.tmp-*")
 		if err != nil {
 			return fmt.Errorf("%w: temporary file in %s: %w", ErrOutput, polDir, err)
 		}
 		v.traceTmp = tt.Name()
-		werr := tt.Chmod(0o644)
-		if werr == nil {
-			_, werr = tt.Write(j.trace)
-		}
+		_, werr := tt.Write(j.trace)
 		if cerr := tt.Close(); werr == nil {
 			werr = cerr
 		}

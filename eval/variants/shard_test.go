@@ -141,3 +141,34 @@ func TestShardedVariantsRefusals(t *testing.T) {
 		t.Errorf("merge after the repairs: %+v, %v", sum, err)
 	}
 }
+
+// Video variants (an MP4 and the trace beside it) are kept by a rerun and
+// merge from shards: their trace file used to count as "a file outside the
+// variant", so every rerun made them again and merge refused them.
+func TestVideoVariantsRerunAndMerge(t *testing.T) {
+	manifest := grid(t)
+	pols := policies(t, "fps:2")
+	clips := []string{"blinking_N02_F1.0_s00", "state_machine_N02_F1.0_s00"}
+	out := t.TempDir()
+	opt := Options{Manifest: manifest, Policies: pols, Out: out, As: AsVideo, Clips: clips, Workers: 2}
+	if s := run(t, opt); s.Variants != 2 {
+		t.Fatalf("first run %+v", s)
+	}
+	if s := run(t, opt); s.Variants != 0 || s.Skipped != 2 {
+		t.Errorf("second run made video variants again: %+v", s)
+	}
+	sharded := t.TempDir()
+	for i := 1; i <= 2; i++ {
+		o := opt
+		o.Out, o.Shard = sharded, shard.Shard{Index: i, Count: 2}
+		run(t, o)
+	}
+	if sum, err := MergeShards(sharded); err != nil || sum.Variants != 2 {
+		t.Fatalf("merge of video shards: %+v, %v", sum, err)
+	}
+	a, _ := os.ReadFile(filepath.Join(out, RecordsName))
+	b, _ := os.ReadFile(filepath.Join(sharded, RecordsName))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("merged variants.jsonl differs from one run's:\n%s\n%s", a, b)
+	}
+}

@@ -163,7 +163,7 @@ func verify(out string, rec, want Record) string {
 		return "no files recorded"
 	}
 	for name, sum := range rec.SHA256 {
-		if !strings.HasPrefix(name, want.Path) {
+		if !inVariant(want, name) {
 			return "a file outside the variant"
 		}
 		if base := path.Base(name); rec.As == AsFrames && base != frames.IndexName && !imageName.MatchString(base) {
@@ -178,6 +178,16 @@ func verify(out string, rec, want Record) string {
 		}
 	}
 	return ""
+}
+
+// inVariant reports whether a recorded file belongs to the variant: a
+// video variant is its MP4 and the trace beside it (X.mp4, X.trace.json), a
+// frames variant the files in its directory.
+func inVariant(v Record, name string) bool {
+	if stem, ok := strings.CutSuffix(v.Path, ".mp4"); ok && v.As == AsVideo {
+		return name == v.Path || name == stem+".trace.json"
+	}
+	return strings.HasPrefix(name, v.Path+"/")
 }
 
 // imageName is frames.ImageName's form: the shown position alone.
