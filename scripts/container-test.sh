@@ -194,6 +194,17 @@ step "image build"
 }
 sed 's/^/container-test: info | /' "$TMP/info.txt"
 grep -q '^GL_RENDERER ' "$TMP/info.txt" || fail "tracegrid info printed no GL_RENDERER"
+# info --json as a prolog reads it: stdout alone is one object.
+"$ENGINE" run --rm "${RUN_FLAGS[@]}" "$IMAGE" info --json >"$TMP/info.json" 2>"$TMP/info-json.err" || {
+	cat "$TMP/info-json.err"
+	fail "tracegrid info --json failed in the container"
+}
+if command -v jq >/dev/null; then
+	jq -e '(.gl_renderer | length > 0) and (.encoders | map(select(.name == "libx264" and .usable)) | length == 1)' \
+		"$TMP/info.json" >/dev/null || fail "tracegrid info --json: no GL renderer or no usable libx264: $(cat "$TMP/info.json")"
+else
+	grep -q '"gl_renderer": "[^"]' "$TMP/info.json" || fail "tracegrid info --json: no GL renderer"
+fi
 # What NVIDIA hosts rely on: the EGL vendor file and the driver capabilities.
 "$ENGINE" run --rm "${RUN_FLAGS[@]}" --entrypoint cat "$IMAGE" /usr/share/glvnd/egl_vendor.d/10_nvidia.json 2>&1 |
 	grep -q '"libEGL_nvidia.so.0"' || fail "the image has no glvnd EGL vendor file for NVIDIA"
