@@ -18,8 +18,9 @@ go build -ldflags='-s -w' -o "$w/tracegrid" ./cmd/tracegrid
 go test -c -o "$w/gpu.test" ./gpu
 go test -c -o "$w/pipeline.test" ./pipeline
 # Kept whole: what renders and encodes, and what loads at start-up
-# (constructors); everything under 1 MB.
-keep='^lib(av|sw|postproc|x264|yuv|EGL|GLdispatch|z\.|gnutls|xml2|icuuc|stdc\+\+|gcc_s|va|vdpau|drm|crypto|ssl|p11-kit|unistring|gcrypt|glib|db-|gfortran|jxl|slang)'
+# (constructors), the encoders tracegrid info opens (x265, SVT-AV1);
+# everything under 1 MB.
+keep='^lib(av|sw|postproc|x264|x265|SvtAv1|yuv|EGL|GLdispatch|z\.|gnutls|xml2|icuuc|stdc\+\+|gcc_s|va|vdpau|drm|crypto|ssl|p11-kit|unistring|gcrypt|glib|db-|gfortran|jxl|slang)'
 ldd "$w/tracegrid" "$w/gpu.test" "$w/pipeline.test" | awk '/=>/ {print $3}' | sort -u |
 	grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libresolv)\.so' |
 	while read -r f; do
