@@ -66,6 +66,7 @@ func TestLimitsExitCodeTable(t *testing.T) {
 		{"import --annotations DIR", []string{"import", "--videos", dir, "--annotations", dir, "--out", filepath.Join(dir, "imp")}},
 		{"variants --out", []string{"variants", "--manifest", manifest, "--policies", "fps:1", "--out", manifest}},
 		{"merge --render", []string{"merge", "--render", t.TempDir()}},
+		{"an empty `--shard`", []string{"render", "--grid", "default", "--shard", "", "--out", filepath.Join(dir, "sh")}},
 	}
 	// Inputs of the row checked by other tests (they need a study with
 	// stored trials or several shard databases).

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,16 +60,36 @@ func hardContext(ctx context.Context) context.Context {
 	return ctx
 }
 
+// stuckGrace is how long a command may take to return once its hard
+// context has ended before the process exits anyway (forceExit): a read
+// that never returns (a file swapped for a FIFO after eval checked it, a
+// hung network filesystem) must not make tracegrid deaf to signals.
+// Finished work is safe at any instant: files are renamed into place
+// whole, results are SQLite transactions.
+var stuckGrace = 10 * time.Second
+
+// forceExit ends the process; tests replace it.
+var forceExit = func(code int) {
+	fmt.Fprintln(os.Stderr, "tracegrid: interrupted, and the command did not stop in time (a read that does not return?); exiting; finished work is kept, rerun to resume")
+	os.Exit(code)
+}
+
 // signals returns the command context, which ends on the first SIGINT or
 // SIGTERM, and carries (hardContext) one that ends on the second, or
-// drainTimeout after the first.
+// drainTimeout after the first. A command still running stuckGrace after
+// that, or at a third signal, is ended with exit 130.
 func signals() (context.Context, func()) {
 	hard, hardStop := context.WithCancel(context.Background())
 	soft, softStop := context.WithCancel(context.WithValue(context.Background(), hardKey{}, hard))
-	ch := make(chan os.Signal, 2)
+	done := make(chan struct{})
+	ch := make(chan os.Signal, 3)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ch
+		select {
+		case <-ch:
+		case <-done:
+			return
+		}
 		softStop()
 		t := time.NewTimer(drainTimeout)
 		defer t.Stop()
@@ -76,10 +97,24 @@ func signals() (context.Context, func()) {
 		case <-ch:
 		case <-t.C:
 		case <-hard.Done():
+		case <-done:
+			return
 		}
 		hardStop()
+		stuck := time.NewTimer(stuckGrace)
+		defer stuck.Stop()
+		select {
+		case <-ch:
+		case <-stuck.C:
+		case <-done:
+			return
+		}
+		forceExit(exitInterrupted)
 	}()
-	return soft, func() { signal.Stop(ch); softStop(); hardStop() }
+	var once sync.Once
+	return soft, func() {
+		once.Do(func() { signal.Stop(ch); close(done); softStop(); hardStop() })
+	}
 }
 
 func main() {
