@@ -12,7 +12,7 @@ package sampling
 //     its time says where in the clip the choice fell (single:best
 //     chooses from the trace).
 //
-// The rate policies (fps:K, native:R sent as frames), uniform:M and
+// The rate policies (fps:K, fps:K,max:M, native:R sent as frames), uniform:M and
 // adaptive:B sample at times that follow from the sampling rate or the
 // pixels alone, which the paper also tells the model; their times reveal
 // nothing about the events and stay in the labels.

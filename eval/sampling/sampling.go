@@ -9,7 +9,8 @@
 //
 // Time convention, used by every policy: uniform samples take the start of
 // each sampling interval, t_j = j/K (fps:K, native:R) or t_j = j·D/M
-// (uniform:M), j = 0, 1, …, so the first sample is t = 0 and every sample
+// (uniform:M; fps:K,max:M where its cap M is below K·D), j = 0, 1, …, so
+// the first sample is t = 0 and every sample
 // is inside [0, D). fps:4 on a 24 s clip gives 96 frames at 0, 0.25, …,
 // 23.75 s. The frame shown at t is the clip's last frame at or before t.
 //
@@ -146,10 +147,13 @@ type Policy interface {
 var ErrPolicy = errors.New("invalid sampling policy")
 
 // Policies lists the accepted forms, for help texts and errors.
-const Policies = "native[:R], fps:K, keyframes[:OFFSET], adaptive:B, single:random, single:best, uniform:M, shuffled:M"
+const Policies = "native[:R], fps:K[,max:M], keyframes[:OFFSET], adaptive:B, single:random, single:best, uniform:M, shuffled:M"
 
 // Parse reads a policy string.
 func Parse(s string) (Policy, error) {
+	if base, limit, ok := strings.Cut(s, ","); ok {
+		return parseCapped(s, base, limit) // fps:K,max:M (capped.go)
+	}
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s (accepted: %s)", ErrPolicy, s, fmt.Sprintf(format, a...), Policies)
@@ -225,6 +229,9 @@ func Parse(s string) (Policy, error) {
 			return singleBest{}, nil
 		}
 		return nil, bad("single takes random or best")
+	}
+	if name == "max" {
+		return nil, bad("max:M is a frame cap: write it after its policy, as in fps:2,max:768")
 	}
 	return nil, bad("unknown policy %q", name)
 }
