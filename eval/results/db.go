@@ -256,9 +256,9 @@ CREATE TABLE IF NOT EXISTS meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS trials (` + trialColumnsV2 + trialColumnsV3 + trialKey + `
+CREATE TABLE IF NOT EXISTS trials (` + trialColumnsV2 + trialColumnsV3 + trialColumnsV4 + trialKey + `
 );
-` + tablesV3
+` + tablesV3 + tablesV4
 
 // create makes the tables in one write transaction. Two processes creating
 // the same file at once are serialised by BEGIN IMMEDIATE; the second finds
@@ -349,7 +349,8 @@ func (k *Key) dest() []any {
 const columns = `study, model, clip, policy, labels, prompt, repeat, domain, n, f, seed, trace,
 	frame_times, images, image_bytes, prompt_hash, responses, count, count_source, events, parse_flags,
 	prompt_tokens, completion_tokens, total_tokens, latency_ms, cost_usd, error, error_kind, attempts, finished_at,
-	finish_reasons, served_model, reasoning, request_ids, reasoning_tokens, template_hash, batch_file`
+	finish_reasons, served_model, reasoning, request_ids, reasoning_tokens, template_hash, batch_file,
+	input_audit, expected_prompt_tokens, audit_note`
 
 var upsertSQL = func() string {
 	names := strings.Split(strings.Join(strings.Fields(columns), ""), ",")
@@ -424,6 +425,7 @@ func (t *Trial) args() ([]any, error) {
 		t.Usage.PromptTokens, t.Usage.CompletionTokens, t.Usage.TotalTokens, t.LatencyMS, t.CostUSD,
 		t.Error, t.ErrorKind, t.Attempts, finished,
 		js[4], t.ServedModel, js[5], js[6], t.Usage.ReasoningTokens, t.TemplateHash, t.BatchFile,
+		t.InputAudit, t.ExpectedPromptTokens, t.AuditNote,
 	}, nil
 }
 
@@ -442,7 +444,8 @@ func scanTrial(s scanner) (Trial, error) {
 		&frameTimes, &t.Images, &t.ImageBytes, &t.PromptHash, &resp, &count, &t.CountSource, &evs, &parseFlags,
 		&t.Usage.PromptTokens, &t.Usage.CompletionTokens, &t.Usage.TotalTokens, &t.LatencyMS, &t.CostUSD,
 		&t.Error, &t.ErrorKind, &t.Attempts, &finished,
-		&finishes, &t.ServedModel, &reasoning, &requestIDs, &t.Usage.ReasoningTokens, &t.TemplateHash, &t.BatchFile)...)
+		&finishes, &t.ServedModel, &reasoning, &requestIDs, &t.Usage.ReasoningTokens, &t.TemplateHash, &t.BatchFile,
+		&t.InputAudit, &t.ExpectedPromptTokens, &t.AuditNote)...)
 	if err != nil {
 		return Trial{}, err
 	}

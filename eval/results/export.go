@@ -72,6 +72,9 @@ var exportColumns = []column{
 	{"reasoning", func(t *Trial) any { return nonNil(t.Reasoning) }},
 	{"template_hash", func(t *Trial) any { return t.TemplateHash }},
 	{"batch_file", func(t *Trial) any { return t.BatchFile }},
+	{"input_audit", func(t *Trial) any { return t.InputAudit }},
+	{"expected_prompt_tokens", func(t *Trial) any { return t.ExpectedPromptTokens }},
+	{"audit_note", func(t *Trial) any { return t.AuditNote }},
 }
 
 func nonNil[T any](s []T) []T {

@@ -26,6 +26,7 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 	failed.Count, failed.CountSource, failed.Responses, failed.Events, failed.ParseFlags = nil, "", nil, nil, nil
 	failed.Trace, failed.FinishedAt, failed.Usage, failed.CostUSD, failed.Attempts = nil, time.Time{}, results.Usage{}, 0, 5
 	failed.FinishReasons, failed.ServedModel, failed.Reasoning, failed.RequestIDs, failed.TemplateHash, failed.BatchFile = nil, "", nil, nil, "", ""
+	failed.InputAudit, failed.ExpectedPromptTokens, failed.AuditNote = "", 0, ""
 
 	db, _ := open(t)
 	ctx := context.Background()
@@ -57,6 +58,7 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 			"error": `"HTTP 429: slow down"`, "error_kind": `"rate_limited"`, "done": `false`, "finished_at": `null`,
 			"responses": `[]`, "trace": `null`,
 			"finish_reasons": `[]`, "served_model": `""`, "request_ids": `[]`, "reasoning": `[]`, "template_hash": `""`, "batch_file": `""`,
+			"input_audit": `""`, "expected_prompt_tokens": `0`, "audit_note": `""`,
 		}),
 		with(map[string]string{
 			"model": `"qwen2.5-vl"`, "count": `3`, "correct": `true`, "count_source": `"boxed"`,
@@ -68,6 +70,7 @@ func exportPair(t *testing.T) (trials []results.Trial, want []map[string]string)
 			"trace":          `{"schema":"tracegrid/trace/v1","n":3,"events":[{"t":2.5}]}`,
 			"finish_reasons": `["stop","length"]`, "served_model": `"Qwen/Qwen2.5-VL-7B-Instruct"`, "request_ids": `["req-1","chatcmpl-2"]`,
 			"reasoning": `["","I look at frame 2 <again> & \"count\"\u0000é"]`, "template_hash": `"th-1"`, "batch_file": `"batch_out.jsonl"`,
+			"input_audit": `"accepted"`, "expected_prompt_tokens": `1600`, "audit_note": `"reported 1500 < expected 1600"`,
 		}),
 	}
 	return trials, want

@@ -21,7 +21,7 @@ func TestConnectionSettings(t *testing.T) {
 	if err := db.Put(ctx, Trial{Key: Key{"s", "m", "c", "p", "time", "q", 0}}); err != nil {
 		t.Fatal(err)
 	}
-	for pragma, want := range map[string]string{"synchronous": "2", "journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "30000", "user_version": "3"} {
+	for pragma, want := range map[string]string{"synchronous": "2", "journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "30000", "user_version": "4"} {
 		var got string
 		if err := db.sql.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)

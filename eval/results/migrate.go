@@ -32,6 +32,12 @@ ALTER TABLE trials_v2 RENAME TO trials;
 	// and the batch file a trial came from; and two tables: the study's
 	// snapshot per run, and the trials written to batch files.
 	2: addColumns(trialColumnsV3) + tablesV3,
+	// 3 → 4: the input audit joins every trial (docs/study.md, "Input
+	// audit"): its verdict, the prompt tokens the frames sent should have
+	// cost and a note with both figures; a stored trial gets '' (asked
+	// before audits existed). And the table of the per-frame token rules
+	// that tracegrid probe measured.
+	3: addColumns(trialColumnsV4) + tablesV4,
 }
 
 // The trials table's columns, defined once: a new store creates them all
@@ -82,6 +88,30 @@ const trialColumnsV3 = `
 	reasoning_tokens  INTEGER NOT NULL DEFAULT 0,
 	template_hash     TEXT    NOT NULL DEFAULT '',
 	batch_file        TEXT    NOT NULL DEFAULT '',`
+
+// trialColumnsV4 are the columns version 4 added (the input audit), in
+// table order after trialColumnsV3.
+const trialColumnsV4 = `
+	input_audit            TEXT    NOT NULL DEFAULT '',
+	expected_prompt_tokens INTEGER NOT NULL DEFAULT 0,
+	audit_note             TEXT    NOT NULL DEFAULT '',`
+
+// tablesV4 is the table version 4 added: a model's input rule as measured
+// by tracegrid probe, one row per study, model and modality (image or
+// video frames).
+const tablesV4 = `
+CREATE TABLE IF NOT EXISTS input_rules (
+	study       TEXT    NOT NULL,
+	model       TEXT    NOT NULL,
+	modality    TEXT    NOT NULL,
+	per_frame   REAL    NOT NULL,
+	text_base   REAL    NOT NULL,
+	ref_bytes   INTEGER NOT NULL,
+	source      TEXT    NOT NULL,
+	measured_at TEXT    NOT NULL,
+	PRIMARY KEY (study, model, modality)
+);
+`
 
 // trialKey is the trials table's primary key since version 2.
 const trialKey = `

@@ -94,9 +94,10 @@ func TestUpgradeV1(t *testing.T) {
 }
 
 // TestUpgradeV2: a database the schema-2 release wrote opens, is upgraded
-// in place to version 3 (read-only opens too), keeps every trial as it
-// was — with the new fields empty — and then takes version-3 trials,
-// snapshots and batch requests.
+// in place to the current version through 3 and 4 (read-only opens
+// too), keeps every trial as it was — with the new fields empty, the
+// input audit's too — and then takes new trials, snapshots and input
+// rules.
 func TestUpgradeV2(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range map[string]func(string) (*results.DB, error){"Open": results.Open, "OpenReadOnly": results.OpenReadOnly} {
@@ -115,7 +116,8 @@ func TestUpgradeV2(t *testing.T) {
 		byKind := map[string]results.Trial{}
 		for _, tr := range ts {
 			byKind[tr.ErrorKind] = tr
-			if tr.FinishReasons != nil || tr.Reasoning != nil || tr.RequestIDs != nil || tr.ServedModel != "" || tr.TemplateHash != "" || tr.BatchFile != "" || tr.Usage.ReasoningTokens != 0 {
+			if tr.FinishReasons != nil || tr.Reasoning != nil || tr.RequestIDs != nil || tr.ServedModel != "" || tr.TemplateHash != "" || tr.BatchFile != "" || tr.Usage.ReasoningTokens != 0 ||
+				tr.InputAudit != "" || tr.ExpectedPromptTokens != 0 || tr.AuditNote != "" {
 				t.Errorf("%s: %v: version-3 fields not empty: %+v", name, tr.Key, tr)
 			}
 		}
@@ -152,6 +154,9 @@ func TestUpgradeV2(t *testing.T) {
 		if stored, err := db.PutSnapshot(ctx, "v2study", []byte(`{"name":"v2study"}`)); err != nil || !stored {
 			t.Errorf("%s: snapshot after the upgrade: %v %v", name, stored, err)
 		}
+		if err := db.PutInputRule(ctx, results.InputRule{Study: "v2study", Model: "m", Modality: "video", PerFrame: 64, TextBase: 120, RefBytes: 300, Source: "probe"}); err != nil {
+			t.Errorf("%s: input rule after the upgrade: %v", name, err)
+		}
 		var ver int
 		if err := sqlVersion(path, &ver); err != nil || ver != results.SchemaVersion {
 			t.Errorf("%s: user_version %d (%v)", name, ver, err)
@@ -182,8 +187,8 @@ func TestUpgradedTablesMatchNew(t *testing.T) {
 	}
 	db.Close()
 	want := tableColumns(t, fresh)
-	if len(want["trials"]) != 37 || len(want) != 4 {
-		t.Fatalf("new store: %d tables, %d trial columns; want 4 and 37", len(want), len(want["trials"]))
+	if len(want["trials"]) != 40 || len(want) != 5 {
+		t.Fatalf("new store: %d tables, %d trial columns; want 5 and 40", len(want), len(want["trials"]))
 	}
 	for name, path := range map[string]string{"v1": copyV1(t), "v2": copyV2(t)} {
 		db, err := results.Open(path)

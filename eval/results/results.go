@@ -26,10 +26,13 @@
 //	       prompt_tokens, completion_tokens, total_tokens,
 //	       latency_ms, cost_usd, error, error_kind, attempts, finished_at,
 //	       finish_reasons, served_model, reasoning, request_ids,  -- what the provider said (version 3)
-//	       reasoning_tokens, template_hash, batch_file)
+//	       reasoning_tokens, template_hash, batch_file,
+//	       input_audit, expected_prompt_tokens, audit_note)      -- the input audit (version 4)
 //	study_snapshots(study, taken_at, snapshot)   -- the study as each run found it (version 3)
 //	batch_requests(custom_id PRIMARY KEY, study, model, clip, policy, labels, prompt, repeat,
 //	               file, written_at, request)     -- trials written to batch files (version 3)
+//	input_rules(study, model, modality PRIMARY KEY, per_frame, text_base, ref_bytes, source, measured_at)
+//	                                              -- tokens per frame a probe measured (version 4)
 //
 // Lists and events are JSON text (events as {"t","attrs","text","frame","running","excluded"} objects, the last three when set);
 // count is NULL when no answer was parsed; finished_at is RFC 3339 UTC text.
@@ -51,7 +54,7 @@ import (
 // An older results store is upgraded in place when it is opened (see
 // migrations; the upgrade is one transaction, so a kill leaves the old
 // version whole); a newer one is refused with ErrSchema.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // format is the meta table's mark that a database is a results store.
 const format = "tracegrid-results"
@@ -81,6 +84,22 @@ const (
 	// was no request and nothing to answer: permanent, never sent, and
 	// kept out of every denominator of a report.
 	KindNotApplicable = "not_applicable"
+	// KindInputMismatch: the server reported fewer prompt tokens than the
+	// frames sent cost — it saw fewer frames than the trial claims (the
+	// input audit, docs/study.md). The reply is kept, not scored; retried
+	// by a rerun (once the server is fixed).
+	KindInputMismatch = "input_mismatch"
+)
+
+// Input audit verdicts, the values of Trial.InputAudit; "" for a trial
+// stored before audits (schema version 4) or never sent.
+const (
+	AuditOK        = "ok"        // the reported prompt tokens cover every frame sent
+	AuditUnaudited = "unaudited" // no rule for the model's tokens per frame yet: not checked
+	AuditMismatch  = "mismatch"  // fewer tokens than the frames cost: stored as KindInputMismatch
+	// AuditAccepted: a mismatch kept as an answered trial
+	// (--accept-input-mismatch), marked.
+	AuditAccepted = "accepted"
 )
 
 // Key identifies a trial. Every string is non-empty and Repeat ≥ 0.
@@ -154,6 +173,14 @@ type Trial struct {
 	// recorded from (tracegrid eval --batch-in); "" for a trial asked
 	// online.
 	BatchFile string
+
+	// The input audit (schema version 4): InputAudit is its verdict (an
+	// Audit constant); ExpectedPromptTokens the prompt tokens the frames
+	// sent should have cost (0 when unaudited); AuditNote both figures
+	// and what they mean, in words.
+	InputAudit           string
+	ExpectedPromptTokens int
+	AuditNote            string
 }
 
 // Done reports whether a rerun skips the trial: it was answered (no error,

@@ -106,20 +106,23 @@ func full() results.Trial {
 			{T: 2.5, Attrs: map[string]string{"wall": "left", "phase": "x"}, Text: "At 0:02.5"},
 			{T: 7.25, Text: "then at 7.25 s"},
 		},
-		ParseFlags:    []string{"time_ranges:1", "timestamps_out_of_order"},
-		Usage:         results.Usage{PromptTokens: 1500, CompletionTokens: 60, TotalTokens: 1560, ReasoningTokens: 12},
-		LatencyMS:     2345,
-		CostUSD:       0.0123,
-		Error:         "first turn: 429 then ok",
-		ErrorKind:     results.KindParse,
-		Attempts:      3,
-		FinishedAt:    time.Date(2026, 4, 5, 6, 7, 8, 9, loc),
-		FinishReasons: []string{"stop", "length"},
-		ServedModel:   "Qwen/Qwen2.5-VL-7B-Instruct",
-		Reasoning:     []string{"", "I look at frame 2 <again> & \"count\"\x00é"},
-		RequestIDs:    []string{"req-1", "chatcmpl-2"},
-		TemplateHash:  "th-1",
-		BatchFile:     "batch_out.jsonl",
+		ParseFlags:           []string{"time_ranges:1", "timestamps_out_of_order"},
+		Usage:                results.Usage{PromptTokens: 1500, CompletionTokens: 60, TotalTokens: 1560, ReasoningTokens: 12},
+		LatencyMS:            2345,
+		CostUSD:              0.0123,
+		Error:                "first turn: 429 then ok",
+		ErrorKind:            results.KindParse,
+		Attempts:             3,
+		FinishedAt:           time.Date(2026, 4, 5, 6, 7, 8, 9, loc),
+		FinishReasons:        []string{"stop", "length"},
+		ServedModel:          "Qwen/Qwen2.5-VL-7B-Instruct",
+		Reasoning:            []string{"", "I look at frame 2 <again> & \"count\"\x00é"},
+		RequestIDs:           []string{"req-1", "chatcmpl-2"},
+		TemplateHash:         "th-1",
+		BatchFile:            "batch_out.jsonl",
+		InputAudit:           results.AuditAccepted,
+		ExpectedPromptTokens: 1600,
+		AuditNote:            "reported 1500 < expected 1600",
 	}
 }
 
@@ -372,7 +375,7 @@ func TestOtherSchemaVersion(t *testing.T) {
 			t.Fatalf("%s: err = %v, want ErrSchema", name, err)
 		}
 		msg := err.Error()
-		for _, s := range []string{"schema version 7", "reads version 3", "newer tracegrid", path} {
+		for _, s := range []string{"schema version 7", "reads version 4", "newer tracegrid", path} {
 			if !strings.Contains(msg, s) {
 				t.Errorf("%s: message %q lacks %q", name, msg, s)
 			}
