@@ -52,10 +52,12 @@ func promptNames(*cobra.Command) []string { return prompts.Default().Names() }
 // policyForms turns sampling.Policies ("native[:R], fps:K, …,
 // single:random, …") into what can be typed: a form's name alone where its
 // argument is optional, name: where one follows (an upper-case
-// placeholder), and fixed forms such as single:best whole.
+// placeholder), and fixed forms such as single:best whole. An optional
+// frame cap (fps:K[,max:M]) is typed after the rate, not completed.
 func policyForms(*cobra.Command) []string {
 	var out []string
 	for _, form := range strings.Split(sampling.Policies, ", ") {
+		form, _, _ = strings.Cut(form, "[,")
 		if name, _, optional := strings.Cut(form, "[:"); optional {
 			out = append(out, name, name+":")
 			continue

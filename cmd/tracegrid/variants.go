@@ -51,7 +51,8 @@ Policies: ` + sampling.Policies,
 				return usageError{errors.New("--out is empty: name the output directory")}
 			}
 			var pols []sampling.Policy
-			for _, s := range splitList(policies) {
+			// Split before policy names only: fps:2,max:768 is one policy.
+			for _, s := range sampling.SplitList(policies) {
 				p, err := sampling.Parse(s)
 				if err != nil {
 					return usageError{err}
@@ -126,7 +127,7 @@ Policies: ` + sampling.Policies,
 	}
 	f := cmd.Flags()
 	f.StringVar(&manifest, "manifest", "", "manifest.jsonl of a render")
-	f.StringSliceVar(&policies, "policies", nil, "sampling policies, comma-separated: "+sampling.Policies)
+	f.StringSliceVar(&policies, "policies", nil, "sampling policies, comma-separated (a comma splits before a policy name only: fps:1,fps:2,max:768 is two): "+sampling.Policies)
 	f.StringVar(&out, "out", "", "output directory")
 	f.StringVar(&as, "as", variants.AsFrames, "frames (images + frames.json) or video (MP4 at the policy's rate)")
 	f.StringVar(&format, "format", "jpg", "image format: jpg or png")
