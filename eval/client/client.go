@@ -180,7 +180,14 @@ type Request struct {
 	// videoMetadata.fps (0: the server's default, 1). The OpenAI-compatible
 	// protocol has no such field (vLLM takes it in extra_body's
 	// mm_processor_kwargs), so Client ignores it.
-	VideoFPS  float64
+	VideoFPS float64
+	// Body holds request-level fields of an OpenAI-compatible body, merged
+	// over Config.ExtraBody key by key at every depth (mergeBody): what a
+	// video request tells vLLM so that every frame is kept
+	// (media_io_kwargs, mm_processor_kwargs). It may not set a field the
+	// client writes itself (ReservedBodyKeys). A Gemini request with one is
+	// refused unsent.
+	Body      map[string]any
 	EstTokens int // estimated prompt+completion tokens, for TokensPerMinute
 }
 
@@ -329,6 +336,14 @@ func (c *Client) prepare(req Request) (openai.ChatCompletionRequest, *exchange, 
 	}
 	if req.TopP != nil {
 		sets["top_p"] = *req.TopP
+	}
+	if len(req.Body) > 0 {
+		if err := CheckExtraBody(ProviderOpenAI, req.Body); err != nil {
+			return openai.ChatCompletionRequest{}, nil, err
+		}
+		for k, v := range req.Body {
+			sets[k] = mergeBody(sets[k], v)
+		}
 	}
 	return oreq, &exchange{videos: videos, sets: sets}, nil
 }

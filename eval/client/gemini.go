@@ -165,6 +165,9 @@ func (g *Gemini) prepare(req Request) (*geminiRequest, error) {
 	if len(req.Messages) == 0 {
 		return nil, errors.New("no messages")
 	}
+	if len(req.Body) > 0 {
+		return nil, errors.New("request-level body fields are for OpenAI-compatible servers; a Gemini model takes videoMetadata.fps")
+	}
 	if req.VideoFPS < 0 || req.VideoFPS > MaxGeminiVideoFPS || math.IsNaN(req.VideoFPS) {
 		return nil, fmt.Errorf("video fps %v outside (0, %d]", req.VideoFPS, MaxGeminiVideoFPS)
 	}

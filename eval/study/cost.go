@@ -187,6 +187,10 @@ type Estimate struct {
 //     video.tokens_per_frame each (a gemini model's default: 258, Google's
 //     documented rate), else at the image rule's cost for the clip's frame
 //     size;
+//   - a condition sent as video (as: video) sends the policy's plan for
+//     the clip as one video: every planned frame is a video frame (no
+//     image cap), at video.tokens_per_frame each, else at the image rule's
+//     cost for the model's image size (else the clip's);
 //   - otherwise the frames are the policy's plan for the clip after the
 //     model's image cap (sampling.ApplyLimit); adaptive:B, which needs
 //     pixels, is estimated as B uniformly spaced frames (at most the
@@ -226,7 +230,7 @@ func (s *Study) DryRun(clips []ClipInfo, set *prompts.Set) ([]Estimate, error) {
 			turns := tmpl.Turns()
 			e := Estimate{Model: m.Name, Policy: c.Policy, Prompt: c.Prompt}
 			for _, clip := range clips {
-				r, err := estimateTrial(m, pol, tmpl, clip, outTok)
+				r, err := estimateTrial(m, pol, tmpl, clip, outTok, c.Video())
 				if err != nil {
 					return nil, fmt.Errorf("dry run: model %s, %s × %s, clip %s: %w", m.Name, c.Policy, c.Prompt, clip.ID, err)
 				}
@@ -268,7 +272,7 @@ const (
 	placeholderVideo = "data:video/mp4;base64,"
 )
 
-func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipInfo, outTok int) (trialEstimate, error) {
+func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipInfo, outTok int, asVideo bool) (trialEstimate, error) {
 	var r trialEstimate
 	domain := c.Domain
 	if domain == "" {
@@ -287,7 +291,28 @@ func estimateTrial(m Model, pol sampling.Policy, tmpl prompts.Template, c ClipIn
 	}
 	name := pol.String()
 	imageTokens := 0
-	if m.Video.Supported && strings.HasPrefix(name, "native:") {
+	if asVideo {
+		// The policy's frames as one video: every planned frame is a video
+		// frame (no image cap, which would break the constant rate).
+		plan, err := planFor(pol, c, domain == prompts.DomainObjects)
+		if err != nil {
+			return r, err
+		}
+		if _, err := VideoRate(plan, c.Duration); err != nil {
+			return r, err
+		}
+		r.videoFrames = len(plan.Frames)
+		per := m.Video.TokensPerFrame
+		if per <= 0 {
+			w, h := m.ImageWidth, m.ImageHeight
+			if w <= 0 || h <= 0 {
+				w, h = c.Width, c.Height
+			}
+			per = EstimateImageTokens(m, w, h)
+		}
+		imageTokens = r.videoFrames * per
+		in.VideoURL = placeholderVideo
+	} else if m.Video.Supported && strings.HasPrefix(name, "native:") {
 		rate := m.Video.Rate
 		if rate <= 0 {
 			rate, _ = strconv.ParseFloat(strings.TrimPrefix(name, "native:"), 64)

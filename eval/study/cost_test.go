@@ -91,7 +91,7 @@ func TestDryRunHandWorked(t *testing.T) {
 			{Name: "thin", BaseURL: "http://x/v1", MaxImages: 50, LimitMode: "thin", Prices: Prices{InputPerMTok: 2.5, OutputPerMTok: 10}},
 			{Name: "refuse", BaseURL: "http://x/v1", MaxImages: 50},
 		},
-		Conditions: []Condition{{"fps:4", "time", "count", ""}}}
+		Conditions: []Condition{{Policy: "fps:4", Labels: "time", Prompt: "count"}}}
 	s.SetDefaults()
 	es, err := s.DryRun([]ClipInfo{clip24("bounce_ball_a", 3), clip24("bounce_ball_b", 5)}, set)
 	if err != nil {
@@ -128,7 +128,7 @@ func TestDryRunPolicies(t *testing.T) {
 			{Name: "img", BaseURL: "http://x/v1", ImageTokens: ImageTokenRule{Rule: RuleFixed, Fixed: 100}, Prices: Prices{InputPerMTok: 1, OutputPerMTok: 1}},
 			{Name: "vid", BaseURL: "http://x/v1", Video: VideoSupport{Supported: true, TokensPerFrame: 258}, ImageTokens: ImageTokenRule{Rule: RuleFixed, Fixed: 100}},
 		},
-		Conditions: []Condition{{"keyframes", "position", "direct", ""}, {"adaptive:12", "time", "direct", ""}, {"native", "time", "direct", ""}, {"native:2", "time", "thinking", ""}, {"fps:2", "time", "structured_trace", ""}, {"fps:2", "time", "multi_turn_verification", ""}, {"uniform:8", "time", "zero_shot", ""}}}
+		Conditions: []Condition{{"keyframes", "position", "direct", "", ""}, {"adaptive:12", "time", "direct", "", ""}, {"native", "time", "direct", "", ""}, {"native:2", "time", "thinking", "", ""}, {"fps:2", "time", "structured_trace", "", ""}, {"fps:2", "time", "multi_turn_verification", "", ""}, {"uniform:8", "time", "zero_shot", "", ""}}}
 	s.SetDefaults()
 	es := dryRun(t, s, nil, clips...)
 	if len(es) != 14 {
@@ -205,7 +205,7 @@ func TestDryRunPolicies(t *testing.T) {
 
 func TestDryRunErrors(t *testing.T) {
 	s := &Study{Name: "e", Manifest: "m", Repetitions: 1, Models: []Model{{Name: "a", BaseURL: "http://x/v1"}},
-		Conditions: []Condition{{"keyframes", "position", "direct", ""}}}
+		Conditions: []Condition{{"keyframes", "position", "direct", "", ""}}}
 	s.SetDefaults()
 	for _, c := range []struct {
 		clip ClipInfo
@@ -289,7 +289,7 @@ func TestDryRunObjects(t *testing.T) {
 	clip := ClipInfo{ID: "objects_N20_cube-red_s03", Duration: 5, FPS: 30, N: 20, Width: 1920, Height: 1080, Seed: 3}
 	s := &Study{Name: "cvb", Manifest: "m", Repetitions: 2,
 		Models:     []Model{{Name: "gpt", BaseURL: "http://x/v1", Prices: Prices{InputPerMTok: 1, OutputPerMTok: 1}}},
-		Conditions: []Condition{{"uniform:10", "time", "countvideobench", ""}, {"keyframes", "position", "countvideobench", ""}, {"single:best", "position", "countvideobench", ""}, {"keyframes", "position", "direct", ""}}}
+		Conditions: []Condition{{"uniform:10", "time", "countvideobench", "", ""}, {"keyframes", "position", "countvideobench", "", ""}, {"single:best", "position", "countvideobench", "", ""}, {"keyframes", "position", "direct", "", ""}}}
 	s.SetDefaults()
 	es := dryRun(t, s, nil, clip)
 	want := Estimate{Model: "gpt", Policy: "uniform:10", Prompt: "countvideobench", Requests: 2, Images: 20,

@@ -128,6 +128,10 @@ type ImageTokenRule struct {
 	Multiplier float64 `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
 	// PixelsPerToken (per_pixel: 750, Anthropic's published w·h/750).
 	PixelsPerToken float64 `yaml:"pixels_per_token,omitempty" json:"pixels_per_token,omitempty"`
+	// Audit says the rule is the server's own count: the input audit
+	// checks every trial's reported prompt tokens against it (eval/runner
+	// audit.go; docs/study.md, "Input audit").
+	Audit bool `yaml:"audit,omitempty" json:"audit,omitempty"`
 }
 
 // Providers a model is reached through (Model.Provider).
@@ -214,6 +218,10 @@ type Model struct {
 	// top_k), recursively for gemini. It may not set what the client writes
 	// itself (client.ReservedBodyKeys).
 	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+	// Server is an openai model's server kind, for what a request with a
+	// video carries so that every frame is kept: vllm, sglang or other
+	// (default; nothing is added). See sendas.go.
+	Server string `yaml:"server,omitempty" json:"server,omitempty"`
 }
 
 // ProviderName is the model's provider with its default.
@@ -295,6 +303,11 @@ type Condition struct {
 	// when a changed template is recorded as a new condition
 	// (tracegrid eval --new-prompts: "<prompt>+<hash>").
 	As string `yaml:"-" json:"as,omitempty"`
+	// SendAs is how the frames reach the model (YAML key "as"): "images"
+	// (one image part per frame; "" is the same) or "video" (the sampled
+	// frames as one constant-rate MP4; sendas.go). Its JSON name is
+	// send_as because "as" is As's in the study snapshots already stored.
+	SendAs string `yaml:"as,omitempty" json:"send_as,omitempty"`
 }
 
 // KeyPrompt is the prompt name the condition's trials are stored under.
@@ -321,6 +334,13 @@ func DefaultLabels(policy string) chat.Labels {
 
 // WithDefaults is c with its label mode filled in.
 func (c Condition) WithDefaults() Condition {
+	if c.SendAs == SendImages {
+		c.SendAs = ""
+	}
+	if c.Video() && (c.Labels == "" || c.Labels == string(chat.LabelsTime)) {
+		// A video's frames are placed by its own timestamps.
+		c.Labels = LabelsVideo
+	}
 	if c.Labels == "" {
 		c.Labels = string(DefaultLabels(c.Policy))
 	}
@@ -658,7 +678,8 @@ func (s *Study) SetDefaults() {
 		}
 	}
 	if len(s.Policies) > 0 && len(s.PromptNames) > 0 {
-		for _, p := range s.Policies {
+		// A YAML flow list [fps:2,max:768] splits at every comma.
+		for _, p := range sampling.SplitList(s.Policies) {
 			for _, q := range s.PromptNames {
 				s.Conditions = append(s.Conditions, Condition{Policy: p, Prompt: q})
 			}
@@ -801,7 +822,7 @@ func (s *Study) Validate() error {
 		bad("policies and prompts go together (every policy with every prompt); give both or use conditions")
 	}
 	conds := append([]Condition(nil), s.Conditions...)
-	for _, p := range s.Policies {
+	for _, p := range sampling.SplitList(s.Policies) {
 		for _, q := range s.PromptNames {
 			conds = append(conds, Condition{Policy: p, Prompt: q})
 		}
@@ -816,13 +837,16 @@ func (s *Study) Validate() error {
 	seenCond := map[Condition]int{}
 	for i, c := range conds {
 		c = c.WithDefaults()
-		if _, err := chat.ParseLabels(c.Labels); err != nil {
+		if err := chatLabelsOK(c); err != nil {
 			bad("conditions[%d]: %v", i, err)
 		}
 		pol, err := sampling.Parse(c.Policy)
 		if err != nil {
 			bad("conditions[%d]: %v", i, err)
 		} else {
+			for _, err := range s.checkSendAs(c, pol) {
+				bad("conditions[%d] (%s): %v", i, c.Policy, err)
+			}
 			if r, ok := NativeRate(pol); ok {
 				for mi, m := range s.Models {
 					if err := m.checkVideoRate(r); err != nil {
@@ -830,7 +854,7 @@ func (s *Study) Validate() error {
 					}
 				}
 			}
-			key := Condition{Policy: pol.String(), Labels: c.Labels, Prompt: c.Prompt}
+			key := Condition{Policy: pol.String(), Labels: c.Labels, Prompt: c.Prompt, SendAs: c.SendAs}
 			if j, ok := seenCond[key]; ok {
 				bad("conditions[%d]: policy %s with labels %s and prompt %s repeats conditions[%d]", i, c.Policy, c.Labels, c.Prompt, j)
 			} else {
@@ -882,6 +906,7 @@ func (m Model) validate() []error {
 			errs = append(errs, errors.New(strings.TrimPrefix(err.Error(), "client: ")))
 		}
 	}
+	errs = append(errs, m.checkServer()...)
 	if p := m.Prices.BatchDiscount; p != nil && !(*p >= 0 && *p <= 1) {
 		bad("prices.batch_discount %v: must be in [0, 1] (the batch price over the online price)", *p)
 	}

@@ -44,7 +44,7 @@ func TestLoadDocObjectsExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s.Conditions, []Condition{{"uniform:10", "time", "countvideobench", ""}}) || s.Decoding.MaxTokens != 1024 {
+	if !reflect.DeepEqual(s.Conditions, []Condition{{"uniform:10", "time", "countvideobench", "", ""}}) || s.Decoding.MaxTokens != 1024 {
 		t.Errorf("conditions %v, max_tokens %d", s.Conditions, s.Decoding.MaxTokens)
 	}
 	es, err := s.DryRun([]ClipInfo{{ID: "objects_N20_sphere-yellow_s03", Duration: 5, FPS: 30, N: 20, Width: 1920, Height: 1080}}, nil)
@@ -76,7 +76,7 @@ func TestLoadDocExample(t *testing.T) {
 	if s.Name != "pilot" || s.Manifest != filepath.Join(dir, "out/default/manifest.jsonl") || s.DB != filepath.Join(dir, "results.db") {
 		t.Errorf("name %q manifest %q db %q", s.Name, s.Manifest, s.DB)
 	}
-	want := []Condition{{"fps:4", "time", "structured_trace", ""}, {"keyframes", "position", "direct", ""}}
+	want := []Condition{{"fps:4", "time", "structured_trace", "", ""}, {"keyframes", "position", "direct", "", ""}}
 	if !reflect.DeepEqual(s.Conditions, want) {
 		t.Errorf("conditions %v", s.Conditions)
 	}
@@ -127,7 +127,7 @@ conditions:
 	if s.Name != "my-study" || s.Repetitions != 1 || s.DB != filepath.Join(dir, "results.db") || s.Manifest != filepath.Join(dir, "clips", "manifest.jsonl") {
 		t.Errorf("study %+v", s)
 	}
-	want := []Condition{{"keyframes", "position", "structured_trace", ""}, {"fps:1", "time", "direct", ""}, {"fps:1", "time", "thinking", ""}, {"uniform:8", "time", "direct", ""}, {"uniform:8", "time", "thinking", ""}}
+	want := []Condition{{"keyframes", "position", "structured_trace", "", ""}, {"fps:1", "time", "direct", "", ""}, {"fps:1", "time", "thinking", "", ""}, {"uniform:8", "time", "direct", "", ""}, {"uniform:8", "time", "thinking", "", ""}}
 	if !reflect.DeepEqual(s.Conditions, want) || s.Policies != nil || s.PromptNames != nil {
 		t.Errorf("conditions %v policies %v prompts %v", s.Conditions, s.Policies, s.PromptNames)
 	}
@@ -211,7 +211,7 @@ conditions:
 func valid() *Study {
 	s := &Study{Name: "s", Manifest: "m.jsonl", Repetitions: 1,
 		Models:     []Model{{Name: "a", BaseURL: "https://api.example.com/v1", APIKeyEnv: "EXAMPLE_KEY"}},
-		Conditions: []Condition{{"fps:4", "time", "structured_trace", ""}}}
+		Conditions: []Condition{{"fps:4", "time", "structured_trace", "", ""}}}
 	s.SetDefaults()
 	return s
 }
