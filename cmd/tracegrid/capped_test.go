@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,6 +70,8 @@ func TestCappedPolicyCommands(t *testing.T) {
 		{[]string{"variants", "--manifest", manifest, "--policies", "fps:1,keyframes,max:5"}, "keyframes:0.1 takes no frame cap"},
 		{[]string{"variants", "--manifest", manifest, "--policies", "fps:2,max:0"}, "max:0: M is not a positive whole number"},
 		{[]string{"variants", "--manifest", manifest, "--policies", "max:10,fps:2"}, "max:M is a frame cap: write it after its policy"},
+		// Its rate is K or M/D by clip: no one whole rate for an MP4.
+		{[]string{"variants", "--manifest", manifest, "--policies", "fps:2,max:10", "--as", "video"}, "policy fps:2,max:10: its rate depends on the clip"},
 		// Split before policy names only: both policies parse, so the
 		// next check (--quality) is the one that refuses.
 		{[]string{"variants", "--manifest", manifest, "--policies", "fps:1,fps:2,max:10", "--policies", "uniform:4", "--quality", "0"}, "--quality 0 out of range"},
@@ -84,6 +87,30 @@ func TestCappedPolicyCommands(t *testing.T) {
 		if es := entries(t, out); len(es) != 0 {
 			t.Errorf("tracegrid %s wrote %v", strings.Join(args, " "), es)
 		}
+	}
+
+	evalArgs := []string{"eval", "--manifest", manifest, "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", "direct", "--dry-run", "--db", filepath.Join(t.TempDir(), "r.db")}
+	if msg, code := run(t, append(evalArgs, "--policy", "fps:2,max:0")...); code != 2 || !strings.Contains(msg, "max:0: M is not a positive whole number") {
+		t.Errorf("eval --policy fps:2,max:0: exit %d: %s", code, msg)
+	}
+	// eval: --policy is one policy or a list split before policy names;
+	// the dry run plans each (fps:2 → 8 frames; fps:4 capped at 10).
+	msg, code := run(t, append(evalArgs, "--policy", "fps:2,max:10", "--policy", "fps:1,fps:4,max:10", "--json")...)
+	var est struct {
+		Estimates []struct {
+			Policy string `json:"policy"`
+			Images int    `json:"images"`
+		} `json:"estimates"`
+	}
+	if err := json.Unmarshal([]byte(msg), &est); code != 0 || err != nil {
+		t.Fatalf("eval --dry-run: exit %d, %v: %s", code, err, msg)
+	}
+	var got []string
+	for _, e := range est.Estimates {
+		got = append(got, e.Policy+"="+strconv.Itoa(e.Images))
+	}
+	if want := []string{"fps:2,max:10=8", "fps:1=4", "fps:4,max:10=10"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("eval --dry-run estimates %v, want %v", got, want)
 	}
 
 	// variants --as frames writes the capped policy as a policy of its own.

@@ -202,6 +202,12 @@ func videoRate(p sampling.Policy) (int, error) {
 		return 0, fmt.Errorf("%w: policy %s has no constant frame rate, so it cannot be written as a video; --as video takes fps:K and native[:R] (write %s as frames)",
 			ErrInput, s, s)
 	}
+	if strings.Contains(arg, ",") {
+		// fps:K,max:M: K, or M/D on a clip where the cap bites
+		// (sampling.ConstantRate), so no one rate for the policy.
+		return 0, fmt.Errorf("%w: policy %s: its rate depends on the clip (K, or M/duration where the cap bites), and a video variant has one whole frame rate per policy; write it as frames, or use fps:K",
+			ErrInput, s)
+	}
 	k, err := strconv.ParseFloat(arg, 64)
 	if err != nil || k != math.Trunc(k) || k < 1 || k > encode.MaxFPS {
 		return 0, fmt.Errorf("%w: policy %s: a video variant needs a whole number of frames per second from 1 to %d (an MP4 here has an integer frame rate); write it as frames",
