@@ -193,6 +193,7 @@ func WriteBatch(ctx context.Context, opt Options, dir string) (BatchOut, error) 
 			return out, err
 		}
 		req := requestFor(st, m, g[0].cond, msgs)
+		videoRequest(&req, m, g[0].cond, p.plan, g[0].clip.clip.Duration)
 		body, err := bm.BatchBody(req)
 		if err != nil {
 			return out, fmt.Errorf("batch: %s: %w", g[0].key, err)

@@ -182,6 +182,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := checkVideoConditions(st, clips); err != nil {
+		return Summary{}, err
+	}
 	models, err := makeModels(opt, log)
 	if err != nil {
 		return Summary{}, err
@@ -696,6 +699,7 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 	rec.PromptHash = prompts.Hash(msgs)
 	rec.TemplateHash = r.hashes[t.cond.Prompt]
 	req := requestFor(r.opt.Study, m, t.cond, msgs)
+	videoRequest(&req, m, t.cond, plan, t.clip.clip.Duration)
 	resp, err := r.models[t.model].Chat(ctx, req)
 	rec.Attempts = resp.Attempts
 	blocked := resp.Blocked
@@ -847,7 +851,7 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 		return in, sampling.Plan{Policy: t.cond.Policy}, 0, notApplicableError{fmt.Errorf(
 			"not applicable: policy %s places frames by the true events, and clip %s is annotated with its count alone (no repetition boundaries, no trace)", pol, c.clip.ID)}
 	}
-	if m.Video.Supported && isNative(t.cond.Policy) {
+	if m.Video.Supported && isNative(t.cond.Policy) && !t.cond.Video() {
 		b, err := os.ReadFile(c.clip.Video)
 		if err != nil {
 			return in, sampling.Plan{}, 0, err
@@ -872,6 +876,9 @@ func (r *run) input(ctx context.Context, t trial, m study.Model) (prompts.Input,
 			why = "the policy gives no frames for this clip"
 		}
 		return in, plan, 0, notApplicableError{fmt.Errorf("not applicable: policy %s on clip %s: %s", pol, c.clip.ID, why)}
+	}
+	if t.cond.Video() {
+		return videoInput(ctx, src, c.clip, m, in, plan) // as: video (video.go)
 	}
 	capped, err := sampling.ApplyLimit(plan, m.MaxImages, m.LimitMode)
 	if err != nil {
