@@ -220,7 +220,22 @@ func TestDocProviderExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := vl.Models[0]
-	if fps, ok := q.VideoFPSParam(); !ok || fps != 2 || q.ProviderName() != ProviderOpenAI || !q.SendsTemperature() || vl.Conditions[0].Policy != "native:2" {
-		t.Errorf("vLLM study %+v", q)
+	if _, ok := q.VideoFPSParam(); ok || q.ServerName() != ServerVLLM || q.ProviderName() != ProviderOpenAI || !q.SendsTemperature() ||
+		len(vl.Conditions) != 3 || vl.Conditions[0].Policy != "native:2" || !vl.Conditions[1].Video() || vl.Conditions[2].Video() {
+		t.Errorf("vLLM study %+v %+v", q, vl.Conditions)
+	}
+	// The request fields the recipe shows for native:2 and fps:2 as video.
+	if b, _ := json.Marshal(q.VideoBody(2, false)); string(b) != `{"media_io_kwargs":{"video":{"num_frames":-1}},"mm_processor_kwargs":{"do_sample_frames":true,"fps":2}}` {
+		t.Errorf("native body %s", b)
+	}
+	if b, _ := json.Marshal(q.VideoBody(2, true)); string(b) != `{"media_io_kwargs":{"video":{"num_frames":-1}},"mm_processor_kwargs":{"do_sample_frames":false,"fps":2}}` {
+		t.Errorf("as video body %s", b)
+	}
+	sg, err := Load(write(t, dir, "qwen3vl-sglang.yaml", docBlock(t, "sglang example")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := sg.Models[0]; m.ServerName() != ServerSGLang || m.VideoBody(2, true) != nil || !sg.Conditions[1].Video() {
+		t.Errorf("SGLang study %+v", sg)
 	}
 }
