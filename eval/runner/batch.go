@@ -108,6 +108,9 @@ func WriteBatch(ctx context.Context, opt Options, dir string) (BatchOut, error) 
 	if err != nil {
 		return out, err
 	}
+	if err := checkVideoConditions(opt.Study, clips); err != nil {
+		return out, err
+	}
 	models, err := batchModels(opt, log)
 	if err != nil {
 		return out, err

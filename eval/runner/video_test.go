@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -278,6 +279,10 @@ func TestAsVideoRateRefused(t *testing.T) {
 	if trials, _ := db.Trials(context.Background(), results.Filter{Study: st.Name}); len(trials) != 0 {
 		t.Errorf("%d trials stored", len(trials))
 	}
+	dir := t.TempDir()
+	if out, err := WriteBatch(context.Background(), batchOpts(st, db), dir); !errors.Is(err, study.ErrStudy) || out.Lines != 0 {
+		t.Errorf("batch: %+v %v", out, err)
+	}
 }
 
 // psnr of two RGBA buffers over the colour channels, in dB.
@@ -299,4 +304,30 @@ func psnr(a, b []byte) float64 {
 		return math.Inf(1)
 	}
 	return 10 * math.Log10(255*255/(se/float64(n)))
+}
+
+// TestAsVideoBatch: a batch line of a condition sent as video is the body
+// an online request sends: the video_url part and, for server: vllm, the
+// fields that keep every frame.
+func TestAsVideoBatch(t *testing.T) {
+	srv := fakemodel.New(t, fakemodel.Always(fakemodel.Reply{}))
+	st := videoStudy(t, manifest, srv.URL(), study.ServerVLLM, study.Condition{Policy: "fps:2", Prompt: "direct", SendAs: study.SendVideo})
+	out, err := WriteBatch(context.Background(), batchOpts(st, openDB(t)), t.TempDir())
+	if err != nil || out.Lines != 2 || srv.Requests() != 0 {
+		t.Fatalf("%+v %v, %d requests", out, err, srv.Requests())
+	}
+	b, _ := os.ReadFile(out.Files[0])
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var l struct {
+			Body map[string]any `json:"body"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(l.Body["media_io_kwargs"], map[string]any{"video": map[string]any{"num_frames": -1.0}}) ||
+			!reflect.DeepEqual(l.Body["mm_processor_kwargs"], map[string]any{"fps": 2.0, "do_sample_frames": false}) ||
+			!strings.Contains(line, `"type":"video_url"`) || strings.Contains(line, `"type":"image_url"`) {
+			t.Errorf("batch body %.300s", line)
+		}
+	}
 }
