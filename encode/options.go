@@ -13,10 +13,29 @@ const DefaultCodec = "libx264"
 // MaxFPS is the highest frame rate Create accepts.
 const MaxFPS = 240
 
+// Rate is a frame rate of Num/Den frames a second.
+type Rate struct{ Num, Den int }
+
+// MaxRateDen bounds a Rate's denominator (a frame interval of Den/Num s:
+// the MP4's time scale must hold it exactly).
+const MaxRateDen = 1 << 20
+
+// rate is the clip's frame rate as a fraction: Rate, or FPS/1.
+func (o Options) rate() Rate {
+	if o.Rate.Num > 0 {
+		return o.Rate
+	}
+	return Rate{o.FPS, 1}
+}
+
 // Options of one encoded clip.
 type Options struct {
 	Width, Height int // even (yuv420p halves both for chroma)
 	FPS           int // constant frame rate, 1..MaxFPS
+	// Rate, when set (Num > 0), is the constant frame rate as a fraction
+	// in place of FPS: a video of sampled frames at M/duration frames a
+	// second (uniform:M over 24 s is 5/12). Frame j is at j·Den/Num s.
+	Rate Rate
 	// Codec is a libavcodec encoder name: "libx264" (DefaultCodec when ""),
 	// "h264_nvenc", "libx265", ... It must accept yuv420p.
 	Codec string
@@ -66,7 +85,9 @@ func (o Options) validate() error {
 		return errorf(ErrOptions, "encode: size %dx%d must be positive", o.Width, o.Height)
 	case o.Width%2 != 0 || o.Height%2 != 0:
 		return errorf(ErrOptions, "encode: size %dx%d must be even for yuv420p", o.Width, o.Height)
-	case o.FPS < 1 || o.FPS > MaxFPS:
+	case o.Rate.Num != 0 && (o.Rate.Num < 0 || o.Rate.Den <= 0 || o.Rate.Num > MaxFPS*o.Rate.Den || o.Rate.Den > MaxRateDen):
+		return errorf(ErrOptions, "encode: frame rate %d/%d: want a positive fraction of at most %d with a denominator of at most %d", o.Rate.Num, o.Rate.Den, MaxFPS, MaxRateDen)
+	case o.Rate.Num == 0 && (o.FPS < 1 || o.FPS > MaxFPS):
 		return errorf(ErrOptions, "encode: fps %d out of range 1..%d", o.FPS, MaxFPS)
 	case o.CRF < 0:
 		return errorf(ErrOptions, "encode: crf %d is negative", o.CRF)

@@ -166,7 +166,7 @@ type Writer struct {
 	frame  *astiav.Frame         // the one yuv420p frame, reused
 	pkt    *astiav.Packet        // the one packet, reused
 	conv   *converter
-	encTB  astiav.Rational // 1/FPS
+	encTB  astiav.Rational // one frame interval: 1/FPS or Rate.Den/Rate.Num
 	stTB   astiav.Rational // chosen by the muxer in WriteHeader
 	frames int             // frames sent to the encoder = next pts
 	ready  bool            // frame holds a converted image (for Repeat)
@@ -201,7 +201,8 @@ func Create(path string, o Options) (*Writer, error) {
 	}
 	initLibav()
 
-	w := &Writer{opts: o, path: path, encTB: astiav.NewRational(1, o.FPS)}
+	r := o.rate()
+	w := &Writer{opts: o, path: path, encTB: astiav.NewRational(r.Den, r.Num)}
 	if err := w.open(codec, opts); err != nil {
 		w.free()
 		return nil, err
@@ -222,6 +223,7 @@ func hasPixFmt(pfs []astiav.PixelFormat, pf astiav.PixelFormat) bool {
 // The encoder is opened before the file so that an unusable encoder leaves
 // no file behind.
 func (w *Writer) open(codec *astiav.Codec, opts []option) error {
+	r := w.opts.rate()
 	o, name := w.opts, codec.Name()
 	fc, err := astiav.AllocOutputFormatContext(nil, "mp4", w.path)
 	if err != nil {
@@ -240,7 +242,7 @@ func (w *Writer) open(codec *astiav.Codec, opts []option) error {
 	w.cc.SetPixelFormat(astiav.PixelFormatYuv420P)
 	w.cc.SetSampleAspectRatio(astiav.NewRational(1, 1))
 	w.cc.SetTimeBase(w.encTB)
-	w.cc.SetFramerate(astiav.NewRational(o.FPS, 1))
+	w.cc.SetFramerate(astiav.NewRational(r.Num, r.Den))
 	w.cc.SetThreadCount(o.Threads) // 0 = auto, as the ffmpeg CLI sets it
 	if o.GOP > 0 {
 		w.cc.SetGopSize(o.GOP)
@@ -274,8 +276,8 @@ func (w *Writer) open(codec *astiav.Codec, opts []option) error {
 	w.st.SetTimeBase(w.encTB)
 	// Without these ffprobe derives the rate from timestamps; set, it
 	// reports exactly FPS.
-	w.st.SetAvgFrameRate(astiav.NewRational(o.FPS, 1))
-	w.st.SetRFrameRate(astiav.NewRational(o.FPS, 1))
+	w.st.SetAvgFrameRate(astiav.NewRational(r.Num, r.Den))
+	w.st.SetRFrameRate(astiav.NewRational(r.Num, r.Den))
 
 	if w.frame = astiav.AllocFrame(); w.frame == nil {
 		return errors.New("encode: allocating frame failed")
