@@ -83,6 +83,12 @@ type Options struct {
 	// output was not read back yet; without it they are left alone and
 	// counted as results.KindBatchPending.
 	ResendBatched bool
+	// AcceptInputMismatch keeps a trial whose server reported fewer prompt
+	// tokens than its frames cost as an answered trial, marked
+	// (results.AuditAccepted), instead of storing it as
+	// results.KindInputMismatch and stopping after MismatchStop in a row
+	// (audit.go).
+	AcceptInputMismatch bool
 }
 
 // Summary says what a run did.
@@ -206,6 +212,10 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		return Summary{}, err
 	}
 	st = opt.Study
+	audit, err := newAuditor(ctx, opt, log)
+	if err != nil {
+		return Summary{}, err
+	}
 	stored, err := opt.DB.Outcomes(ctx, st.Name)
 	if err != nil {
 		return Summary{}, err
@@ -236,7 +246,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &run{opt: opt, models: models, log: log, sum: &sum, drain: drain, hashes: hashes}
+	r := &run{opt: opt, models: models, log: log, sum: &sum, drain: drain, hashes: hashes, audit: audit}
 	finish := func(err error) (Summary, error) {
 		sum.Elapsed = time.Since(start)
 		sum.Unanswered, sum.Interrupted = unanswered(context.WithoutCancel(ctx), opt.DB, st.Name, scope, drain)
@@ -277,6 +287,8 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 		return sum, firstErr
 	case ctx.Err() != nil:
 		return sum, ctx.Err()
+	case audit.stopped() != nil:
+		return sum, audit.stopped()
 	case sum.Interrupted:
 		return sum, fmt.Errorf("%w: %w; the requests in flight were finished and stored", ErrInterrupted, context.Cause(drain))
 	case sum.StoppedByBudget:
@@ -583,13 +595,16 @@ type run struct {
 	drain  context.Context
 	budget *budget
 	hashes map[string]string // study.TemplateHash by template name
+	audit  *auditor          // the input audit (audit.go)
 	mu     sync.Mutex
 	sum    *Summary
 }
 
 // stopping reports whether no new trial may start: the drain ended or the
 // cap stopped the run.
-func (r *run) stopping() bool { return r.drain.Err() != nil || r.budget.isStopped() }
+func (r *run) stopping() bool {
+	return r.drain.Err() != nil || r.budget.isStopped() || r.audit.stopped() != nil
+}
 
 // groups splits the work into runs of trials that differ only in their
 // repetition (todo is ordered clip, condition, model, repetition).
@@ -626,7 +641,7 @@ func (r *run) doGroup(ctx context.Context, g []trial) error {
 	var p prepared
 	p.in, p.plan, p.bytes, p.err = r.input(ctx, g[0], r.opt.Study.Models[g[0].model])
 	for _, t := range g {
-		if ctx.Err() != nil || r.drain.Err() != nil {
+		if ctx.Err() != nil || r.drain.Err() != nil || r.audit.stopped() != nil {
 			return nil
 		}
 		ck := condKey(t.key)
@@ -735,7 +750,7 @@ func (r *run) do(ctx context.Context, t trial, p prepared) (rec results.Trial, s
 			rec.ErrorKind = "error"
 		}
 		rec.Error = err.Error()
-	} else {
+	} else if r.audit.check(&rec, m, inputOf(t, m, p, msgs), tmpl.Turns()) {
 		score(&rec, t.clip.tr.Domain, blocked)
 	}
 	rec.FinishedAt = time.Now().UTC()
