@@ -32,8 +32,8 @@ import (
 //     image rule at the frame size (video frames: video.tokens_per_frame,
 //     else the image rule), text by the dry run's ~4 bytes a token;
 //   - from the run's own first two answered trials of a model and modality
-//     at one frame size with different frame counts, the same way as the
-//     probe. A rule is only as good as what it was learned from; the probe
+//     at one frame size and in one wording (template, labels) with
+//     different frame counts, the same way as the probe. A rule is only as good as what it was learned from; the probe
 //     sends few frames (below any server's frame cap).
 //
 // Text that differs from what the rule was measured on (another template,
@@ -126,11 +126,17 @@ type trialInput struct {
 	w, h     int // frame size
 	bytes    int // text bytes of the request
 	messages int
+	// text names the condition's wording (template and labels): a rule is
+	// learned only from two trials worded alike, whose difference is the
+	// frames' alone.
+	text string
 }
 
 // inputOf describes the first request of trial t: its frames and text.
 func inputOf(t trial, m study.Model, p prepared, msgs []chat.Message) trialInput {
-	in := trialInput{modality: ModalityImage, frames: len(p.in.Frames), w: m.ImageWidth, h: m.ImageHeight, messages: len(msgs)}
+	c := t.cond.WithDefaults()
+	in := trialInput{modality: ModalityImage, frames: len(p.in.Frames), w: m.ImageWidth, h: m.ImageHeight, messages: len(msgs),
+		text: c.Prompt + "\x00" + c.Labels + "\x00" + c.SendAs}
 	if in.w == 0 {
 		in.w, in.h = t.clip.clip.Width, t.clip.clip.Height
 	}
@@ -244,23 +250,30 @@ func fix(m study.Model, modality string) string {
 	return `vLLM's video loader keeps 32 frames by default: start vLLM with --media-io-kwargs '{"video": {"num_frames": -1}}' or let tracegrid send media_io_kwargs (server: vllm)`
 }
 
-// learn keeps a model's first answered trial per modality and frame size
-// and, at the first later one with another frame count, makes the rule
-// from the two; a rule whose frames cost nothing is refused (the server's
-// count does not follow the frames: a frame cap, or a fixed report).
+// MinFrameTokens is the least a frame may cost in a learned rule: no
+// published image or video-frame rule charges fewer (Gemini's low media
+// resolution, 66; OpenAI's low detail, 85), and a smaller difference
+// between two trials says the server's count does not follow the frames.
+const MinFrameTokens = 16
+
+// learn keeps a model's first answered trial per modality, frame size and
+// wording and, at the first later one with another frame count, makes the
+// rule from the two; a rule whose frames cost under MinFrameTokens, or
+// whose text would cost less than nothing, is refused (the server's count
+// does not follow the frames: a frame cap, or a fixed report).
 func (a *auditor) learn(m study.Model, in trialInput, reported int) {
 	k := ruleKey(m.Name, in.modality, in.w, in.h)
 	o := observation{frames: in.frames, bytes: in.bytes, tokens: reported}
-	f, ok := a.first[k]
+	f, ok := a.first[k+"\x00"+in.text]
 	if !ok {
-		a.first[k] = o
+		a.first[k+"\x00"+in.text] = o
 		return
 	}
 	if f.frames == o.frames {
 		return
 	}
 	per := (float64(o.tokens-f.tokens) - float64(o.bytes-f.bytes)/4) / float64(o.frames-f.frames)
-	if per < 1 {
+	if per < MinFrameTokens || float64(f.tokens)-float64(f.frames)*per < 0 {
 		if !a.warned[k] {
 			a.warned[k] = true
 			a.log.Warn("input audit: the server's prompt tokens do not grow with the frames sent; trials stay unaudited (run tracegrid probe)",
