@@ -233,3 +233,68 @@ func TestInputAuditAsVideo(t *testing.T) {
 		}
 	}
 }
+
+// TestProbe: tracegrid probe sends the study's first clip at 4 and 8
+// frames per way of sending (images; a video), learns the stand-in's
+// tokens per frame exactly (256 an image, 64 a video frame) despite its
+// text count differing from tracegrid's, and stores them; a run of the
+// same study then audits its first trials against them: with the
+// stand-in's defaults, native:2 is stopped as a mismatch from the first
+// trial on, with no rule given by the study.
+func TestProbe(t *testing.T) {
+	v := &fakemodel.VLLM{}
+	fm := fakemodel.New(t, v.Respond)
+	st := qwenStudy(t, fm.URL(), false, 3, study.Condition{Policy: "uniform:2", Prompt: "direct"}, study.Condition{Policy: "native:2", Prompt: "direct"})
+	plan, err := ProbePlan(st, prompts.Default())
+	if err != nil || len(plan) != 4 || plan[0].Modality != ModalityImage || plan[0].Frames != 4 || plan[3].Modality != ModalityVideo || plan[3].Frames != 8 || plan[3].Input == 0 {
+		t.Fatalf("plan %+v %v", plan, err)
+	}
+	if fm.Requests() != 0 {
+		t.Fatal("ProbePlan sent a request")
+	}
+	db := openDB(t)
+	rules, err := Probe(context.Background(), Options{Study: st, Prompts: prompts.Default(), DB: db, Renderer: testRenderer})
+	if err != nil || len(rules) != 2 || fm.Requests() != 4 {
+		t.Fatalf("probe: %+v %v, %d requests", rules, err, fm.Requests())
+	}
+	per := map[string]float64{}
+	for _, r := range rules {
+		per[r.Modality] = r.PerFrame
+	}
+	// The stand-in's text is bytes/3: the probe's label text grows with
+	// the frames, so the per-frame figure carries a few tokens of it.
+	if p := per["video 160x96"]; p < 64 || p > 66 {
+		t.Errorf("video tokens per frame %v (rules %+v)", p, rules)
+	}
+	if p := per["image 160x96"]; p < 256 || p > 266 {
+		t.Errorf("image tokens per frame %v (rules %+v)", p, rules)
+	}
+	for i, s := range v.Seen()[2:4] {
+		if s.Frames != 4*(i+1) {
+			t.Errorf("probe video %d: %+v", i, s)
+		}
+	}
+	stored, err := db.InputRules(context.Background(), "audit")
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("stored rules %+v %v", stored, err)
+	}
+	sum, err := runStudy(t, context.Background(), st, db)
+	if !errors.Is(err, ErrInputMismatch) || sum.Unanswered[results.KindInputMismatch] != MismatchStop {
+		t.Errorf("run after the probe: %v %v", err, sum.Unanswered)
+	}
+	images := 0
+	for _, tr := range auditTrials(t, db) {
+		if tr.Policy == "uniform:2" {
+			images++
+		}
+		if tr.Policy == "uniform:2" && tr.InputAudit != results.AuditOK {
+			t.Errorf("images trial after the probe: %+v", tr)
+		}
+		if tr.Policy == "native:2" && (tr.InputAudit != results.AuditMismatch || !strings.Contains(tr.AuditNote, "probe: clip")) {
+			t.Errorf("video trial after the probe: %+v", tr)
+		}
+	}
+	if images != 3 {
+		t.Errorf("%d images trials, want 3", images)
+	}
+}
