@@ -33,6 +33,7 @@ type evalFlags struct {
 	batchOut                                                      string
 	batchIn                                                       []string
 	newPrompts, resendBatched                                     bool
+	acceptInputMismatch                                           bool
 }
 
 func newEvalCmd() *cobra.Command {
@@ -146,7 +147,7 @@ study, manifest, a missing API key); 130 when interrupted.`,
 			}
 			defer r.Close()
 			opts := runner.Options{Study: st, Prompts: set, DB: db, Renderer: r, Log: log, Progress: evalProgress(log),
-				NewPrompts: f.newPrompts, ResendBatched: f.resendBatched}
+				NewPrompts: f.newPrompts, ResendBatched: f.resendBatched, AcceptInputMismatch: f.acceptInputMismatch}
 			switch {
 			case f.batchOut != "":
 				return writeBatch(cmd.Context(), opts, f.batchOut)
@@ -222,6 +223,7 @@ study, manifest, a missing API key); 130 when interrupted.`,
 	fl.StringArrayVar(&f.batchIn, "batch-in", nil, "record batch output files (JSONL) as trials; more files may follow as arguments")
 	fl.BoolVar(&f.newPrompts, "new-prompts", false, "record a condition whose template changed since its stored trials as a new condition (prompt \"<name>+<hash>\") instead of refusing")
 	fl.BoolVar(&f.resendBatched, "resend-batched", false, "send online the trials written to batch files whose output was not read back (paying for them again if the batch also runs)")
+	fl.BoolVar(&f.acceptInputMismatch, "accept-input-mismatch", false, "keep a trial whose server reported fewer prompt tokens than its frames cost as answered, marked, instead of input_mismatch (docs/study.md, \"Input audit\")")
 	fl.BoolVar(&f.json, "json", false, "print as JSON: the estimate with --dry-run; after a run, a last line {\"summary\": …} (docs/study.md)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	registerShardFlags(fl)

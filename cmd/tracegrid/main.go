@@ -193,7 +193,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRenderCmd(), newTraceCmd(), newInfoCmd(), newFramesCmd(), newScoreCmd(), newExportCmd(), newReportCmd(), newReportDemoDBCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newPreviewCmd())
 	root.AddCommand(newBenchCmds()...)
-	root.AddCommand(newVariantsCmd(), newIngestCmd(), newMergeCmd(), newImportCmd())
+	root.AddCommand(newVariantsCmd(), newIngestCmd(), newMergeCmd(), newImportCmd(), newProbeCmd())
 	usageArgs(root)
 	registerCompletions(root)
 	return root
