@@ -110,6 +110,7 @@ type htmlPage struct {
 	Table8    htmlTable
 	Failures  htmlTable
 	Failed    htmlTable
+	Audit     htmlTable
 	Cost      htmlTable
 	Paper1    htmlTable
 	PaperB    htmlTable
@@ -258,6 +259,7 @@ func (r *Report) page(images map[string][]byte) htmlPage {
 	pg.Table2 = r.table2()
 	pg.Table8 = r.table8()
 	pg.Failures, pg.Failed = r.failureTables()
+	pg.Audit = r.auditTable()
 	pg.Cost = r.costTable()
 	pg.Paper1, pg.PaperB = r.paperTables()
 	pg.Cases = r.caseGroups()
@@ -824,7 +826,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"nu
 <h3>Table 8</h3>
 {{template "table" .Table8}}
 <h3>Failures</h3>
-{{if .Failures.Rows}}{{template "table" .Failures}}{{template "errtable" .Failed}}{{else}}<p class="note">No failed requests.</p>{{end}}
+{{if .Failures.Rows}}{{template "table" .Failures}}{{template "errtable" .Failed}}{{else}}<p class="note">No failed requests.</p>{{end}}{{if .Audit.Rows}}
+<h3>Input audit</h3>
+{{template "table" .Audit}}{{end}}
 <h3>Cost</h3>
 {{template "table" .Cost}}
 

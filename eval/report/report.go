@@ -475,8 +475,11 @@ type Report struct {
 	Reliability        []Envelope    `json:"reliability"`
 	Failures           []FailureRow  `json:"failures"`
 	FailedTrials       []FailedTrial `json:"failed_trials"`
-	Cost               []CostRow     `json:"cost"`
-	Figures            []Figure      `json:"figures"`
+	// InputAudit counts trials by input audit verdict per model ×
+	// condition (audit.go); absent when no trial was audited.
+	InputAudit []AuditRow `json:"input_audit,omitempty"`
+	Cost       []CostRow  `json:"cost"`
+	Figures    []Figure   `json:"figures"`
 	// PaperReference is the published Gemini 3.6 Flash numbers the
 	// study is shown beside (Table 1 Part A, the boundaries of §4).
 	PaperReference PaperComparison `json:"paper_reference"`

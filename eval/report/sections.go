@@ -112,6 +112,7 @@ var sections = []section{
 	buildFramePrinciples,
 	buildReliability,
 	buildFailedTrials,
+	buildInputAudit,
 	buildFigures,
 	buildPaperReference,
 }
