@@ -10,6 +10,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/chat"
 	"github.com/tracegrid/tracegrid/eval/prompts"
 	"github.com/tracegrid/tracegrid/eval/sampling"
+	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/eval/variants"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/trace"
@@ -32,7 +33,13 @@ var flagValues = map[string]func(cmd *cobra.Command) []string{
 		}
 		return s
 	},
-	"as":       func(*cobra.Command) []string { return []string{variants.AsFrames, variants.AsVideo} },
+	"as": func(cmd *cobra.Command) []string {
+		if cmd.Name() == "eval" {
+			return []string{study.SendImages, study.SendVideo}
+		}
+		return []string{variants.AsFrames, variants.AsVideo}
+	},
+	"server":   func(*cobra.Command) []string { return study.ServerKinds },
 	"event-at": func(*cobra.Command) []string { return trace.EventAts },
 	"format": func(cmd *cobra.Command) []string {
 		if cmd.Name() == "export" {

@@ -26,6 +26,7 @@ import (
 // evalFlags are the one-model shortcuts of `tracegrid eval`.
 type evalFlags struct {
 	config, manifest, db, baseURL, model, apiKeyEnv, name, labels string
+	sendAs, server                                                string
 	policies, prompts                                             []string
 	concurrency, repeats, maxImages                               int
 	dryRun, verbose, json                                         bool
@@ -214,6 +215,8 @@ study, manifest, a missing API key); 130 when interrupted.`,
 	fl.StringArrayVar(&f.policies, "policy", nil, "sampling policy (repeatable)")
 	fl.StringArrayVar(&f.prompts, "prompt", nil, "prompt template name (repeatable); conditions are policies × prompts")
 	fl.StringVar(&f.labels, "labels", "", "frame labels for every condition: time, position or none (default per policy: position for keyframes, shuffled:M and single:*, time otherwise)")
+	fl.StringVar(&f.sendAs, "as", "", "how every condition's frames are sent: images, or video (one constant-rate MP4 of the sampled frames; in flag mode the model is then taken to accept video_url parts) (docs/study.md, \"Frames as one video\")")
+	fl.StringVar(&f.server, "server", "", "every openai model's server kind: vllm, sglang or other (what a video request carries to keep every frame)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight per model")
 	fl.IntVar(&f.repeats, "repeats", 0, "repetitions of every trial")
 	fl.IntVar(&f.maxImages, "max-images", 0, "images per request (0: unlimited)")
@@ -283,11 +286,26 @@ func (f evalFlags) study(cmd *cobra.Command) (*study.Study, error) {
 		if ch("max-images") {
 			st.Models[i].MaxImages = f.maxImages
 		}
+		if ch("server") {
+			st.Models[i].Server = f.server
+		}
+		if f.config == "" && f.sendAs == study.SendVideo {
+			// Flag mode declares the model: asking for video says its
+			// server takes a video_url part.
+			st.Models[i].Video.Supported = true
+		}
 	}
 	st.SetDefaults()
-	if ch("labels") {
-		for i := range st.Conditions {
+	for i := range st.Conditions {
+		if ch("labels") {
 			st.Conditions[i].Labels = f.labels
+		}
+		if ch("as") {
+			st.Conditions[i].SendAs = f.sendAs
+			if !ch("labels") {
+				st.Conditions[i].Labels = ""
+			}
+			st.Conditions[i] = st.Conditions[i].WithDefaults()
 		}
 	}
 	if err := st.Validate(); err != nil {

@@ -99,3 +99,29 @@ func TestProbeCommand(t *testing.T) {
 		t.Errorf("eval after probe: exit %d, %d requests\n%s", code, fm.Requests(), stderr)
 	}
 }
+
+// TestEvalAsVideoFlags: in flag mode, --as video --server vllm sends
+// fps:2 of a 24 s clip as one video of 48 frames with vLLM's fields, which
+// the stand-in with vLLM's defaults then decodes whole; --as with a
+// policy that is not evenly spaced is bad input, nothing sent.
+func TestEvalAsVideoFlags(t *testing.T) {
+	v := &fakemodel.VLLM{}
+	fm := fakemodel.New(t, v.Respond)
+	cfg, _ := auditStudy(t, fm.URL(), false)
+	manifest := strings.TrimSpace(strings.TrimPrefix(strings.Split(readFile(t, cfg), "\n")[1], "manifest:"))
+	db := filepath.Join(t.TempDir(), "r.db")
+	flags := []string{"eval", "--manifest", manifest, "--base-url", fm.URL(), "--model", "qwen", "--prompt", "direct", "--db", db, "--as", "video", "--server", "vllm"}
+	if _, stderr, code := runErr(t, append(flags, "--policy", "keyframes")...); code != 2 || !strings.Contains(stderr, "as: video needs evenly spaced samples") || fm.Requests() != 0 {
+		t.Fatalf("keyframes as video: exit %d, %d requests\n%s", code, fm.Requests(), stderr)
+	}
+	if _, stderr, code := runErr(t, append(flags, "--policy", "fps:2")...); code != 0 || fm.Requests() != 1 {
+		t.Fatalf("exit %d, %d requests\n%s", code, fm.Requests(), stderr)
+	}
+	r := fm.Received()[0]
+	if r.Videos != 1 || r.Images != 0 || !r.Has("media_io_kwargs") {
+		t.Errorf("request: %d videos, %d images, body keys %v", r.Videos, r.Images, r.Body)
+	}
+	if seen := v.Seen(); len(seen) != 1 || seen[0].VideoFrames != 48 {
+		t.Errorf("the server saw %+v, want 48 video frames", seen)
+	}
+}

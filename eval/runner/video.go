@@ -59,9 +59,9 @@ func checkVideoConditions(st *study.Study, clips []*clipData) error {
 				continue
 			}
 			for _, m := range st.Models {
-				if m.ProviderName() == study.ProviderGemini && rate > client.MaxGeminiVideoFPS {
-					errs = append(errs, fmt.Errorf("%w: condition %s as video on clip %s: %d frames per second for model %s, above Gemini's videoMetadata.fps range (0, %d]",
-						study.ErrStudy, cond.Policy, c.entry.ID, rate, m.Name, client.MaxGeminiVideoFPS))
+				if m.ProviderName() == study.ProviderGemini && rate.Float() > client.MaxGeminiVideoFPS {
+					errs = append(errs, fmt.Errorf("%w: condition %s as video on clip %s: %g frames per second for model %s, above Gemini's videoMetadata.fps range (0, %d]",
+						study.ErrStudy, cond.Policy, c.entry.ID, rate.Float(), m.Name, client.MaxGeminiVideoFPS))
 				}
 			}
 		}
@@ -75,7 +75,8 @@ func checkVideoConditions(st *study.Study, clips []*clipData) error {
 // videoInput sends plan's frames as one MP4 (the input of a condition
 // sent as video): each frame rendered (or decoded) exactly as for images,
 // as PNG so that nothing is lost before the video encoder, then encoded
-// at the plan's whole rate, every frame once, in time order. The trial's
+// at the plan's constant rate (a fraction where M/duration is one), every
+// frame once, in time order. The trial's
 // frame times stay the plan's: they are the video's frames.
 func videoInput(ctx context.Context, src FrameSource, c *Clip, m study.Model, in prompts.Input, plan sampling.Plan) (prompts.Input, sampling.Plan, int64, error) {
 	rate, err := study.VideoRate(plan, c.Duration)
@@ -98,9 +99,9 @@ func videoInput(ctx context.Context, src FrameSource, c *Clip, m study.Model, in
 	return in, plan, int64(len(mp4)), nil
 }
 
-// encodeVideo writes the plan's frames at rate frames per second into a
-// temporary MP4 and returns its bytes.
-func encodeVideo(ctx context.Context, src FrameSource, c *Clip, plan sampling.Plan, w, h, rate int) ([]byte, error) {
+// encodeVideo writes the plan's frames at rate into a temporary MP4 and
+// returns its bytes.
+func encodeVideo(ctx context.Context, src FrameSource, c *Clip, plan sampling.Plan, w, h int, rate study.Rate) ([]byte, error) {
 	f, err := fsutil.CreateTemp("", "tracegrid-video-*.mp4")
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func encodeVideo(ctx context.Context, src FrameSource, c *Clip, plan sampling.Pl
 	path := f.Name()
 	f.Close()
 	defer os.Remove(path)
-	wr, err := encode.Create(path, encode.Options{Width: w, Height: h, FPS: rate, Codec: VideoCodec, Preset: VideoPreset, CRF: VideoCRF, Threads: 1})
+	wr, err := encode.Create(path, encode.Options{Width: w, Height: h, Rate: encode.Rate{Num: rate.Num, Den: rate.Den}, Codec: VideoCodec, Preset: VideoPreset, CRF: VideoCRF, Threads: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +160,8 @@ func videoRequest(req *client.Request, m study.Model, cond study.Condition, plan
 		if err != nil {
 			return // the input was refused already
 		}
-		req.VideoFPS = float64(rate)
-		req.Body = m.VideoBody(float64(rate), true)
+		req.VideoFPS = rate.Float()
+		req.Body = m.VideoBody(rate.Float(), true)
 		return
 	}
 	if !m.Video.Supported {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -263,24 +262,47 @@ func TestAsVideoGemini(t *testing.T) {
 	}
 }
 
-// TestAsVideoRateRefused: uniform:10 as video on a 24 s clip would be a
-// video at 10/24 frames per second: refused before anything is sent, as
-// bad input (study.ErrStudy), naming the condition and the clip.
-func TestAsVideoRateRefused(t *testing.T) {
+// TestAsVideoFractionalRate: uniform:10 as video on a 24 s clip is a
+// video at 10/24 = 5/12 frames a second: its 10 frames, at exactly
+// j·2.4 s, with the processor told that rate; the trial's frame times are
+// those of the plan. A batch line carries the same body.
+func TestAsVideoFractionalRate(t *testing.T) {
 	man := manifest24(t)
-	srv := fakemodel.New(t, fakemodel.Always(fakemodel.Reply{}))
+	v := &fakemodel.VLLM{}
+	srv := fakemodel.New(t, v.Respond)
 	st := videoStudy(t, man, srv.URL(), study.ServerVLLM, study.Condition{Policy: "uniform:10", Prompt: "direct", SendAs: study.SendVideo})
 	db := openDB(t)
-	_, err := runStudy(t, context.Background(), st, db)
-	if !errors.Is(err, study.ErrStudy) || !strings.Contains(err.Error(), "condition uniform:10 as video on clip blinking_") ||
-		!strings.Contains(err.Error(), "would be 0.4166") || srv.Requests() != 0 {
-		t.Fatalf("%v, %d requests", err, srv.Requests())
+	if sum, err := runStudy(t, context.Background(), st, db); err != nil || sum.Done != 1 {
+		t.Fatalf("%+v %v", sum, err)
 	}
-	if trials, _ := db.Trials(context.Background(), results.Filter{Study: st.Name}); len(trials) != 0 {
-		t.Errorf("%d trials stored", len(trials))
+	reqs := srv.Received()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
 	}
-	dir := t.TempDir()
-	if out, err := WriteBatch(context.Background(), batchOpts(st, db), dir); !errors.Is(err, study.ErrStudy) || out.Lines != 0 {
+	if fps := reqs[0].Body["mm_processor_kwargs"].(map[string]any)["fps"].(float64); math.Abs(fps-5.0/12) > 1e-12 {
+		t.Errorf("mm_processor_kwargs.fps %v, want 5/12", fps)
+	}
+	path := filepath.Join(t.TempDir(), "u.mp4")
+	if err := os.WriteFile(path, videoOf(t, reqs[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var pts []float64
+	if err := encode.DecodeAll(path, func(f encode.Frame) error { pts = append(pts, f.PTS); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 10 {
+		t.Fatalf("%d frames in the video, want 10", len(pts))
+	}
+	for j, p := range pts {
+		if math.Abs(p-2.4*float64(j)) > 1e-6 {
+			t.Errorf("video frame %d at %.9f s, want %.1f", j, p, 2.4*float64(j))
+		}
+	}
+	trials, err := db.Trials(context.Background(), results.Filter{Study: st.Name})
+	if err != nil || len(trials) != 1 || len(trials[0].FrameTimes) != 10 || math.Abs(trials[0].FrameTimes[9]-21.6) > 1e-9 {
+		t.Fatalf("trials %+v %v", trials, err)
+	}
+	if out, err := WriteBatch(context.Background(), batchOpts(st, openDB(t)), t.TempDir()); err != nil || out.Lines != 1 {
 		t.Errorf("batch: %+v %v", out, err)
 	}
 }

@@ -44,6 +44,9 @@ const (
 	ServerOther = "other"
 )
 
+// ServerKinds are the server kinds a model may name.
+var ServerKinds = []string{ServerVLLM, ServerSGLang, ServerOther}
+
 // MaxVideoRate is the highest frame rate a condition sent as video may
 // have: the MP4 writer's (encode.MaxFPS).
 const MaxVideoRate = 240
@@ -98,7 +101,7 @@ func (m Model) checkServer() []error {
 			errs = append(errs, fmt.Errorf("extra_body sets %s, which a server: vllm model is sent with every video by tracegrid (every frame kept, the processor at the video's rate); leave them out", strings.Join(set, ", ")))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("server %q: want vllm, sglang or other", m.Server))
+		errs = append(errs, fmt.Errorf("server %q: want %s", m.Server, strings.Join(ServerKinds, ", ")))
 	}
 	if m.Server != "" && m.ProviderName() != ProviderOpenAI {
 		errs = append(errs, fmt.Errorf("server %q: only an openai model has a server kind (a gemini model is Google's API)", m.Server))
@@ -135,7 +138,7 @@ func (s *Study) checkSendAs(c Condition, pol sampling.Policy) []error {
 		errs = append(errs, fmt.Errorf("as: video with labels %s: a video carries its own timestamps, which no label mode can hide; leave labels out (or time)", c.Labels))
 	}
 	if r, ok := policyRate(name); ok && len(errs) == 0 {
-		if err := wholeRate(r); err != nil {
+		if err := videoRateOK(r); err != nil {
 			errs = append(errs, fmt.Errorf("as: video at %s: %w", name, err))
 		}
 	}
@@ -169,26 +172,67 @@ func policyRate(name string) (float64, bool) {
 	return v, err == nil
 }
 
-// wholeRate accepts a whole number of frames per second from 1 to
-// MaxVideoRate: the MP4 writer takes an integer rate.
-func wholeRate(r float64) error {
-	if r < 1 || r > MaxVideoRate || math.Abs(r-math.Round(r)) > 1e-9 {
-		return fmt.Errorf("the video's constant frame rate would be %s per second; an MP4 sent as video has a whole number of frames per second from 1 to %d: choose a policy whose rate is one (fps:2, or uniform:M with M/duration whole), or send as images", strconv.FormatFloat(r, 'f', -1, 64), MaxVideoRate)
+// videoRateOK accepts a rate an MP4 sent as video can have: above 0 (a
+// fraction such as uniform:10's 10/24 is fine) and at most MaxVideoRate.
+func videoRateOK(r float64) error {
+	if !(r > 0) || r > MaxVideoRate {
+		return fmt.Errorf("the video's constant frame rate would be %s per second; an MP4 sent as video has at most %d frames per second: choose a slower policy, or send as images", strconv.FormatFloat(r, 'f', -1, 64), MaxVideoRate)
 	}
 	return nil
+}
+
+// Rate is a video's constant frame rate, Num/Den frames a second: the
+// MP4 writer's (encode.Rate), exact where a float is not (uniform:10 over
+// 24 s is 5/12).
+type Rate struct{ Num, Den int }
+
+// Float is the rate in frames a second.
+func (r Rate) Float() float64 { return float64(r.Num) / float64(r.Den) }
+
+// MaxRateDen bounds a Rate's denominator (encode.MaxRateDen).
+const MaxRateDen = 1 << 20
+
+// rational is the fraction nearest x with a denominator of at most
+// MaxRateDen (continued fractions): the exact rate where x is one, e.g.
+// M/D for a duration D of whole frames.
+func rational(x float64) Rate {
+	// Convergents h/k of x's continued fraction.
+	h0, h1, k0, k1 := 0, 1, 1, 0
+	f := x
+	for range 64 {
+		a := math.Floor(f)
+		if a > 1<<30 {
+			break
+		}
+		h2, k2 := int(a)*h1+h0, int(a)*k1+k0
+		if k2 > MaxRateDen {
+			break
+		}
+		h0, h1, k0, k1 = h1, h2, k1, k2
+		if frac := f - a; frac < 1e-12 || math.Abs(float64(h1)/float64(k1)-x) < 1e-15*x {
+			break
+		} else {
+			f = 1 / frac
+		}
+	}
+	if k1 == 0 {
+		return Rate{}
+	}
+	return Rate{h1, k1}
 }
 
 // ErrVideoPlan is wrapped by VideoRate's errors.
 var ErrVideoPlan = errors.New("frames cannot be sent as one video")
 
-// VideoRate is the whole frame rate of a plan sent as one video: frames in
-// time order (positions equal indices), evenly spaced from t = 0 (within
-// a microsecond), at a whole number of frames per second. A one-frame plan
+// VideoRate is the constant frame rate of a plan sent as one video:
+// frames in time order (positions equal indices), evenly spaced from t = 0
+// (within a microsecond), at most MaxVideoRate a second, as the fraction
+// the frame times give (uniform:10 over 24 s: 5/12). A one-frame plan
 // takes the policy's own rate (fps:K, native:R), else 1/duration. The
 // error wraps ErrVideoPlan and ErrStudy (bad input) and says why.
-func VideoRate(plan sampling.Plan, duration float64) (int, error) {
-	fail := func(format string, a ...any) (int, error) {
-		return 0, fmt.Errorf("%w: %w: %s: %s", ErrStudy, ErrVideoPlan, plan.Policy, fmt.Sprintf(format, a...))
+func VideoRate(plan sampling.Plan, duration float64) (Rate, error) {
+	fail := func(format string, a ...any) (Rate, error) {
+		return Rate{}, fmt.Errorf("%w: %w: %s: %s", ErrStudy, ErrVideoPlan, plan.Policy, fmt.Sprintf(format, a...))
 	}
 	fs := plan.Frames
 	if len(fs) == 0 {
@@ -202,21 +246,26 @@ func VideoRate(plan sampling.Plan, duration float64) (int, error) {
 			rate = 1 / duration
 		}
 	} else {
-		rate = 1 / (fs[1].T - fs[0].T)
+		// The whole span over the frames between: the nearest a float
+		// gets to the grid's step.
+		rate = float64(len(fs)-1) / (fs[len(fs)-1].T - fs[0].T)
 	}
-	step := 1 / rate
+	if err := videoRateOK(rate); err != nil {
+		return fail("%v", err)
+	}
+	r := rational(rate)
+	if r.Num <= 0 {
+		return fail("no frame rate for a step of %g s", 1/rate)
+	}
 	for j, f := range fs {
 		if f.Position != j || f.Index != j {
 			return fail("frame %d is shown at position %d: a video shows frames in time order", f.Index, f.Position)
 		}
-		if math.Abs(f.T-float64(j)*step) > 1e-6 {
-			return fail("frame %d at t = %.6f s is not on the grid j/%g s: a video needs evenly spaced frames", j, f.T, rate)
+		if math.Abs(f.T-float64(j)*float64(r.Den)/float64(r.Num)) > 1e-6 {
+			return fail("frame %d at t = %.6f s is not on the grid j·%d/%d s: a video needs evenly spaced frames", j, f.T, r.Den, r.Num)
 		}
 	}
-	if err := wholeRate(rate); err != nil {
-		return fail("%v", err)
-	}
-	return int(math.Round(rate)), nil
+	return r, nil
 }
 
 // chatLabelsOK says whether a label mode is one a condition sent as

@@ -110,12 +110,12 @@ func TestSendAsRefused(t *testing.T) {
 			s.Conditions = []Condition{{Policy: "fps:2", Labels: "none", Prompt: "direct", SendAs: "video"}}
 		},
 			[]string{"as: video with labels none: a video carries its own timestamps"}},
-		{"fractional rate", func(s *Study) { s.Conditions = []Condition{{Policy: "fps:2.5", Prompt: "direct", SendAs: "video"}} },
-			[]string{"as: video at fps:2.5", "would be 2.5 per second", "whole number of frames per second"}},
+		{"rate above the MP4's", func(s *Study) { s.Conditions = []Condition{{Policy: "fps:300", Prompt: "direct", SendAs: "video"}} },
+			[]string{"as: video at fps:300", "would be 300 per second", "at most 240 frames per second"}},
 		{"server kind", func(s *Study) {
 			s.Models[0].Server = "tgi"
 			s.Conditions = []Condition{{Policy: "fps:2", Prompt: "direct"}}
-		}, []string{`server "tgi": want vllm, sglang or other`}},
+		}, []string{`server "tgi": want vllm, sglang, other`}},
 		{"server on gemini", func(s *Study) {
 			s.Models[0] = Model{Name: "g", Provider: ProviderGemini, Server: "vllm"}
 			s.Conditions = []Condition{{Policy: "fps:2", Prompt: "direct"}}
@@ -159,8 +159,9 @@ func TestSendAsRefused(t *testing.T) {
 	}
 }
 
-// TestVideoRate: evenly spaced plans in time order at a whole rate give
-// that rate; anything else is refused with the reason.
+// TestVideoRate: evenly spaced plans in time order give their rate as a
+// fraction (exact where the float is not); anything else is refused with
+// the reason.
 func TestVideoRate(t *testing.T) {
 	plan := func(p string, d float64) sampling.Plan {
 		t.Helper()
@@ -177,16 +178,20 @@ func TestVideoRate(t *testing.T) {
 	for _, c := range []struct {
 		policy string
 		d      float64
-		rate   int
+		rate   Rate
 		err    string
 	}{
-		{"fps:2", 24, 2, ""},
-		{"native:2", 24, 2, ""},
-		{"uniform:48", 24, 2, ""},
-		{"fps:30", 4, 30, ""},
-		{"uniform:10", 5, 2, ""},
-		{"uniform:10", 24, 0, "would be 0.4166"},
-		{"shuffled:8", 4, 0, "a video shows frames in time order"},
+		{"fps:2", 24, Rate{2, 1}, ""},
+		{"native:2", 24, Rate{2, 1}, ""},
+		{"uniform:48", 24, Rate{2, 1}, ""},
+		{"fps:30", 4, Rate{30, 1}, ""},
+		{"uniform:10", 5, Rate{2, 1}, ""},
+		{"uniform:10", 24, Rate{5, 12}, ""},
+		{"fps:2.5", 24, Rate{5, 2}, ""},
+		// 719 frames at 30 fps: 10 frames over 719/30 s.
+		{"uniform:10", 719.0 / 30, Rate{300, 719}, ""},
+		{"fps:2,max:10", 24, Rate{5, 12}, ""},
+		{"shuffled:8", 4, Rate{}, "a video shows frames in time order"},
 	} {
 		r, err := VideoRate(plan(c.policy, c.d), c.d)
 		if r != c.rate || (c.err == "") != (err == nil) || err != nil && (!strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrStudy) || !errors.Is(err, ErrVideoPlan)) {
@@ -238,8 +243,9 @@ func TestDryRunAsVideo(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.DryRun([]ClipInfo{clip24("blinking_a", 3)}, prompts.Default())
-	if !errors.Is(err, ErrStudy) || !strings.Contains(err.Error(), "would be 0.4166") {
-		t.Errorf("uniform:10 on 24 s: %v", err)
+	// A fractional rate (10/24 s) is a video too: 10 frames.
+	es, err := s.DryRun([]ClipInfo{clip24("blinking_a", 3)}, prompts.Default())
+	if err != nil || len(es) != 1 || es[0].VideoFrames != 10 || es[0].Images != 0 {
+		t.Errorf("uniform:10 on 24 s: %+v %v", es, err)
 	}
 }
