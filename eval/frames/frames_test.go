@@ -15,6 +15,7 @@ import (
 	"github.com/tracegrid/tracegrid/encode"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/pipeline"
 	"github.com/tracegrid/tracegrid/scene"
 )
@@ -205,29 +206,12 @@ func TestRenderedEqualsDecoded(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := png.Decode(bytes.NewReader(im.Data))
-			if p := psnr(toNRGBA(got).Pix, dec.Pix); p < 35 {
+			if p := rgba.PSNR(toNRGBA(got).Pix, dec.Pix); p < 35 {
 				t.Errorf("%s t=%v: PSNR %.1f dB between rendered and decoded, want ≥ 35", id, im.Frame.T, p)
 			}
 		}
 		v.Close()
 	}
-}
-
-func psnr(a, b []byte) float64 {
-	var se float64
-	n := 0
-	for i := range a {
-		if i%4 == 3 {
-			continue
-		}
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-		n++
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(n)))
 }
 
 // TestAdaptiveFindsEventsFromPixels: adaptive, fed only the low-resolution

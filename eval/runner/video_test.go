@@ -18,6 +18,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/eval/study"
 	"github.com/tracegrid/tracegrid/internal/fakemodel"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
@@ -177,7 +178,7 @@ func TestAsVideoVLLM(t *testing.T) {
 		if math.Abs(f.PTS-float64(f.Index)/2) > 1e-3 {
 			t.Errorf("frame %d at %v s", f.Index, f.PTS)
 		}
-		if p := psnr(f.Image.Pix, want[f.Index]); p < 40 {
+		if p := rgba.PSNR(f.Image.Pix, want[f.Index]); p < 40 {
 			t.Errorf("frame %d: PSNR %.1f dB against the rendered frame", f.Index, p)
 		}
 		n++
@@ -305,27 +306,6 @@ func TestAsVideoFractionalRate(t *testing.T) {
 	if out, err := WriteBatch(context.Background(), batchOpts(st, openDB(t)), t.TempDir()); err != nil || out.Lines != 1 {
 		t.Errorf("batch: %+v %v", out, err)
 	}
-}
-
-// psnr of two RGBA buffers over the colour channels, in dB.
-func psnr(a, b []byte) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var se float64
-	n := 0
-	for i := range a {
-		if i%4 == 3 {
-			continue
-		}
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-		n++
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(n)))
 }
 
 // TestAsVideoBatch: a batch line of a condition sent as video is the body

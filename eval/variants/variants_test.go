@@ -20,6 +20,7 @@ import (
 	"github.com/tracegrid/tracegrid/eval/frames"
 	"github.com/tracegrid/tracegrid/eval/sampling"
 	"github.com/tracegrid/tracegrid/gpu"
+	"github.com/tracegrid/tracegrid/internal/rgba"
 	"github.com/tracegrid/tracegrid/pipeline"
 )
 
@@ -270,23 +271,6 @@ func TestFramesAsTracegridFrames(t *testing.T) {
 	}
 }
 
-func psnr(a, b []byte) float64 {
-	var se float64
-	n := 0
-	for i := range a {
-		if i%4 == 3 {
-			continue
-		}
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-		n++
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(n)))
-}
-
 // TestVideoVariants: each rate policy as an MP4 of constant rate K whose
 // frame j decodes to the clip frame shown at j/K (PSNR ≥ 35 dB against
 // the render), with the trace copied beside it.
@@ -330,7 +314,7 @@ func TestVideoVariants(t *testing.T) {
 				if err := testRenderer.Render(clip.State(float64(want)/30), ref); err != nil {
 					return err
 				}
-				if q := psnr(f.Image.Pix, ref.Pix); q < 35 {
+				if q := rgba.PSNR(f.Image.Pix, ref.Pix); q < 35 {
 					t.Errorf("%s %s frame %d: PSNR %.1f dB against clip frame %d", id, p, f.Index, q, want)
 				}
 				if math.Abs(f.PTS-float64(f.Index)/float64(k)) > 1e-6 {
