@@ -184,7 +184,8 @@ func TestImportEvalReport(t *testing.T) {
 	// a: truth 1.0, reports 1.0 and 2.0: K=1, M=2 (P 1/2, R 1, F1 2/3,
 	// VOR 2); b: truth 1.0 and 2.0: K=2 (all 1).
 	if c.Trials != 3 || c.Correct != 1 || c.OneAway != 2 || c.MAE == nil || math.Abs(*c.MAE-2.0/3) > 1e-12 || c.Traced != 2 ||
-		math.Abs(c.Precision-0.75) > 1e-12 || c.Recall != 1 || math.Abs(c.F1-5.0/6) > 1e-12 || c.VOR != 1.5 {
+		c.Precision == nil || math.Abs(*c.Precision-0.75) > 1e-12 || c.Recall == nil || *c.Recall != 1 ||
+		c.F1 == nil || math.Abs(*c.F1-5.0/6) > 1e-12 || c.VOR == nil || *c.VOR != 1.5 {
 		t.Errorf("frames · fps:5: %+v", c)
 	}
 	if s.Section.Clips != 3 || s.Section.Traced != 2 || s.Section.Tolerance != report.DefaultNaturalTolerance {

@@ -115,9 +115,9 @@ func (r *Report) envelope(mi ModelInfo) string {
 	if r.NaturalSection != nil {
 		var natural []string
 		for _, c := range r.NaturalSection.Conditions {
-			if c.Model == mi.Model && c.Trials > 0 {
+			if c.Model == mi.Model && c.Accuracy != nil {
 				natural = append(natural, fmt.Sprintf("under %s exact match %s (95%% CI %s–%s) over %d trials, exactly one away %s, %s",
-					Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(c.Accuracy), pct(c.CILow), pct(c.CIHigh), c.Trials, pct(*c.OneAwayRate), naturalErrors(c)))
+					Condition{c.Policy, c.Labels, c.Prompt}.Label(), pct(*c.Accuracy), pct(*c.CILow), pct(*c.CIHigh), c.Trials, pct(*c.OneAwayRate), naturalErrors(c)))
 			}
 		}
 		if len(natural) > 0 {

@@ -162,7 +162,7 @@ func anchor(s string) string { return "m-" + fileSafe(s) }
 var table1Columns = []string{"Evaluation Domain / Region", "Final EM (%)", "VOR", "Trace P (%)", "Trace R (%)", "Trace F1 (%)", "ACR (%)", "RFR (%)"}
 
 func metricCells(label string, m Metrics) []string {
-	return []string{label, pct1(m.EM), fix2(m.VOR), pct1(m.Precision), pct1(m.Recall), pct1(m.F1), pct1(m.ACR), pct1(m.RFR)}
+	return []string{label, pct1(m.EM), fix2p(m.VOR), pct1p(m.Precision), pct1p(m.Recall), pct1p(m.F1), pct1p(m.ACR), pct1p(m.RFR)}
 }
 
 var regionTitles = map[string]string{
@@ -548,7 +548,7 @@ func (r *Report) table9(mi ModelInfo) htmlTable {
 				cls = "sel"
 				label += " (used)"
 			}
-			t.Rows = append(t.Rows, htmlRow{Class: cls, Cells: []string{label, pct1(s.EM), fix2(s.VOR), pct1(s.Precision), pct1(s.Recall), pct1(s.F1), pct1(s.ACR)}})
+			t.Rows = append(t.Rows, htmlRow{Class: cls, Cells: []string{label, pct1(s.EM), fix2p(s.VOR), pct1p(s.Precision), pct1p(s.Recall), pct1p(s.F1), pct1p(s.ACR)}})
 		}
 	}
 	return t

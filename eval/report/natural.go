@@ -97,15 +97,17 @@ type NaturalCondition struct {
 	// Trials are the scored trials (answers, parsed or not); Failed the
 	// requests that failed, NotApplicable the trials never asked (keyframes
 	// or single:best on a clip annotated with its count alone). Neither is
-	// in any measure.
-	Trials        int     `json:"trials"`
-	Correct       int     `json:"correct"`
-	Accuracy      float64 `json:"accuracy"`
-	CILow         float64 `json:"ci_low"`
-	CIHigh        float64 `json:"ci_high"`
-	Unparseable   int     `json:"unparseable"`
-	Failed        int     `json:"failed"`
-	NotApplicable int     `json:"not_applicable"`
+	// in any measure. Accuracy (exact match) and its Wilson interval are
+	// over the scored trials, nil (JSON null) when there are none: 0 would
+	// read as measured.
+	Trials        int      `json:"trials"`
+	Correct       int      `json:"correct"`
+	Accuracy      *float64 `json:"accuracy"`
+	CILow         *float64 `json:"ci_low"`
+	CIHigh        *float64 `json:"ci_high"`
+	Unparseable   int      `json:"unparseable"`
+	Failed        int      `json:"failed"`
+	NotApplicable int      `json:"not_applicable"`
 	// OneAway counts the answers exactly one away from the truth
 	// (|ĉ − c| = 1, exact answers not included); OneAwayRate is over the
 	// scored trials, nil when there are none. Not the field's OBO (below).
@@ -132,12 +134,13 @@ type NaturalCondition struct {
 	// Traced counts the scored trials on clips with a trace of their
 	// repetitions and N > 0; the trace measures are their means (P = K/M,
 	// 0 when M = 0; R = K/N; F1 = 2K/(M+N); VOR = M/N), reported events
-	// aligned one-to-one with the repetitions' events within Tolerance.
-	Traced    int     `json:"traced"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
-	VOR       float64 `json:"vor"`
+	// aligned one-to-one with the repetitions' events within Tolerance;
+	// nil (JSON null) when Traced = 0: a mean over no trial is no number.
+	Traced    int      `json:"traced"`
+	Precision *float64 `json:"precision"`
+	Recall    *float64 `json:"recall"`
+	F1        *float64 `json:"f1"`
+	VOR       *float64 `json:"vor"`
 }
 
 // NaturalSynthetic is one model's synthetic exact match by bin.
@@ -385,9 +388,9 @@ func naturalCondition(k rowKey, g []*scored, edges []int, labels []string, tol f
 		vor += m / nn
 	}
 	if c.Trials > 0 {
-		c.Accuracy = float64(c.Correct) / float64(c.Trials)
+		c.Accuracy = ratio(float64(c.Correct), c.Trials)
 		w := score.WilsonInterval(c.Correct, c.Trials, score.Z95)
-		c.CILow, c.CIHigh = w.Lo, w.Hi
+		c.CILow, c.CIHigh = &w.Lo, &w.Hi
 		c.OneAwayRate = ratio(float64(c.OneAway), c.Trials)
 	}
 	if c.Answered > 0 {
@@ -397,8 +400,8 @@ func naturalCondition(k rowKey, g []*scored, edges []int, labels []string, tol f
 		c.NormMAE = ratio(relErr, relN)
 	}
 	if c.Traced > 0 {
-		n := float64(c.Traced)
-		c.Precision, c.Recall, c.F1, c.VOR = p/n, rc/n, f1/n, vor/n
+		n := c.Traced
+		c.Precision, c.Recall, c.F1, c.VOR = ratio(p, n), ratio(rc, n), ratio(f1, n), ratio(vor, n)
 	}
 	for v, n := range pred {
 		c.Predicted = append(c.Predicted, HistogramBin{Value: v, Count: n})
@@ -481,9 +484,9 @@ func (r *Report) naturalTables() []Table {
 		"traced", "precision", "recall", "f1", "vor", "tolerance"}}
 	hist := Table{Name: "natural_histogram.csv", Header: []string{"model", "policy", "labels", "prompt", "value", "count"}}
 	for _, c := range sec.Conditions {
-		conds.Rows = append(conds.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, itoa(c.Trials), itoa(c.Correct), f64(c.Accuracy), f64(c.CILow), f64(c.CIHigh),
+		conds.Rows = append(conds.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, itoa(c.Trials), itoa(c.Correct), f64p(c.Accuracy), f64p(c.CILow), f64p(c.CIHigh),
 			itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.OneAway), f64p(c.OneAwayRate), itoa(c.Answered), f64p(c.MAE),
-			f64p(c.OBO), f64p(c.NormMAE), itoa(c.NormMAEExcluded), itoa(c.Traced), f64(c.Precision), f64(c.Recall), f64(c.F1), f64(c.VOR), f64(sec.Tolerance)})
+			f64p(c.OBO), f64p(c.NormMAE), itoa(c.NormMAEExcluded), itoa(c.Traced), f64p(c.Precision), f64p(c.Recall), f64p(c.F1), f64p(c.VOR), f64(sec.Tolerance)})
 		for _, h := range c.Predicted {
 			hist.Rows = append(hist.Rows, []string{c.Model, c.Policy, c.Labels, c.Prompt, itoa(h.Value), itoa(h.Count)})
 		}
@@ -564,13 +567,10 @@ func (r *Report) naturalHTML() *htmlNatural {
 			"Failed requests and trials that are not applicable (keyframes or single:best on a clip annotated with its count alone) are in no measure. " +
 			"Trace measures average the trials on clips with a trace of their repetitions (N > 0): reported events align one-to-one with the repetitions' events within the fixed window below."}
 	for _, c := range sec.Conditions {
-		tr := []string{"–", "–", "–", "–"}
-		if c.Traced > 0 {
-			tr = []string{pct1(c.Precision), pct1(c.Recall), pct1(c.F1), fix2(c.VOR)}
-		}
+		tr := []string{pct1p(c.Precision), pct1p(c.Recall), pct1p(c.F1), fix2p(c.VOR)}
 		em := "–"
-		if c.Trials > 0 {
-			em = fmt.Sprintf("%s [%s–%s]", pct1(c.Accuracy), pct1(c.CILow), pct1(c.CIHigh))
+		if c.Accuracy != nil {
+			em = fmt.Sprintf("%s [%s–%s]", pct1p(c.Accuracy), pct1p(c.CILow), pct1p(c.CIHigh))
 		}
 		h.Measures.Rows = append(h.Measures.Rows, htmlRow{Cells: append([]string{c.Model + " · " + Condition{c.Policy, c.Labels, c.Prompt}.Label(), itoa(c.Trials), em,
 			pct1p(c.OneAwayRate), pct1p(c.OBO), fix2p(c.MAE), fix2p(c.NormMAE), itoa(c.Answered), itoa(c.Unparseable), itoa(c.Failed), itoa(c.NotApplicable), itoa(c.Traced)}, tr...)})

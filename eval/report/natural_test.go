@@ -162,7 +162,7 @@ func TestNaturalSection(t *testing.T) {
 		}
 	}
 	wlo, whi := wilson(2, 5)
-	if c.Trials != 5 || c.Correct != 2 || !near(c.Accuracy, 0.4) || !near(c.CILow, wlo) || !near(c.CIHigh, whi) ||
+	if c.Trials != 5 || c.Correct != 2 || !ptrNear(c.Accuracy, 0.4) || !ptrNear(c.CILow, wlo) || !ptrNear(c.CIHigh, whi) ||
 		c.Unparseable != 1 || c.Failed != 1 || c.NotApplicable != 0 || c.OneAway != 1 || !ptrNear(c.OneAwayRate, 0.2) ||
 		c.Answered != 4 || !ptrNear(c.MAE, 1) || c.Traced != 2 {
 		t.Errorf("condition %+v", c)
@@ -183,8 +183,8 @@ func TestNaturalSection(t *testing.T) {
 			t.Errorf("summary.json natural condition still has the ambiguous %q", gone)
 		}
 	}
-	if !near(c.Precision, (1+2.0/3)/2) || !near(c.Recall, 1) || !near(c.F1, (1+0.8)/2) || !near(c.VOR, 1.25) {
-		t.Errorf("trace measures P %v R %v F1 %v VOR %v; want 5/6, 1, 0.9, 1.25", c.Precision, c.Recall, c.F1, c.VOR)
+	if !ptrNear(c.Precision, (1+2.0/3)/2) || !ptrNear(c.Recall, 1) || !ptrNear(c.F1, (1+0.8)/2) || !ptrNear(c.VOR, 1.25) {
+		t.Errorf("trace measures P %v R %v F1 %v VOR %v; want 5/6, 1, 0.9, 1.25", val(c.Precision), val(c.Recall), val(c.F1), val(c.VOR))
 	}
 	if got := c.Predicted; len(got) != 3 || got[0] != (HistogramBin{1, 1}) || got[1] != (HistogramBin{3, 2}) || got[2] != (HistogramBin{5, 1}) {
 		t.Errorf("predicted %v", got)
@@ -195,7 +195,7 @@ func TestNaturalSection(t *testing.T) {
 			kf = x
 		}
 	}
-	if kf.NotApplicable != 1 || kf.Trials != 1 || kf.Correct != 1 || kf.Traced != 1 || kf.Recall != 0 {
+	if kf.NotApplicable != 1 || kf.Trials != 1 || kf.Correct != 1 || kf.Traced != 1 || !ptrNear(kf.Recall, 0) {
 		t.Errorf("keyframes condition %+v", kf)
 	}
 	if len(sec.Synthetic) != 1 {
@@ -386,8 +386,8 @@ func TestNaturalBins(t *testing.T) {
 	// At 0.1 s, c1's report 0.2 s late no longer matches: P and R of c1
 	// are 0, c2's stay 2/3 and 1.
 	for _, c := range sec.Conditions {
-		if c.Policy == "fps:2" && (!near(c.Precision, 1.0/3) || !near(c.Recall, 0.5)) {
-			t.Errorf("at 0.1 s: P %v R %v, want 1/3, 1/2", c.Precision, c.Recall)
+		if c.Policy == "fps:2" && (!ptrNear(c.Precision, 1.0/3) || !ptrNear(c.Recall, 0.5)) {
+			t.Errorf("at 0.1 s: P %v R %v, want 1/3, 1/2", val(c.Precision), val(c.Recall))
 		}
 	}
 	b, err := json.Marshal(r)

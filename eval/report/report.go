@@ -127,20 +127,23 @@ type SurfaceCell struct {
 	NotApplicable bool `json:"not_applicable,omitempty"`
 }
 
-// Metrics are Table 1's columns (fractions, not percent).
+// Metrics are Table 1's columns (fractions, not percent). VOR, P, R, F1,
+// ACR and RFR are over the eligible (N > 0) trials and nil (JSON null, an
+// empty CSV cell, "–" on the page) when there is none (score.Summary): 0
+// would read as measured, and for ACR and RFR as perfect.
 type Metrics struct {
-	Trials    int     `json:"trials"`
-	Correct   int     `json:"correct"`
-	EM        float64 `json:"em"`
-	EMLo      float64 `json:"em_lo"`
-	EMHi      float64 `json:"em_hi"`
-	Eligible  int     `json:"eligible"`
-	VOR       float64 `json:"vor"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
-	ACR       float64 `json:"acr"`
-	RFR       float64 `json:"rfr"`
+	Trials    int      `json:"trials"`
+	Correct   int      `json:"correct"`
+	EM        float64  `json:"em"`
+	EMLo      float64  `json:"em_lo"`
+	EMHi      float64  `json:"em_hi"`
+	Eligible  int      `json:"eligible"`
+	VOR       *float64 `json:"vor"`
+	Precision *float64 `json:"precision"`
+	Recall    *float64 `json:"recall"`
+	F1        *float64 `json:"f1"`
+	ACR       *float64 `json:"acr"`
+	RFR       *float64 `json:"rfr"`
 }
 
 func metricsOf(s score.Summary) Metrics {
@@ -164,20 +167,21 @@ type DomainRow struct {
 
 // MacroRow is Table 1 Part A's "Macro Average": the unweighted mean of the
 // domain rows of one model × condition (the paper's row is the mean of its
-// three domain rows).
+// three domain rows). Each of VOR, P, R, F1, ACR and RFR averages only the
+// domain rows where it is defined, and is nil when none is (macroRow).
 type MacroRow struct {
-	Model     string  `json:"model"`
-	Policy    string  `json:"policy"`
-	Labels    string  `json:"labels"`
-	Prompt    string  `json:"prompt"`
-	Domains   int     `json:"domains"`
-	EM        float64 `json:"em"`
-	VOR       float64 `json:"vor"`
-	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
-	ACR       float64 `json:"acr"`
-	RFR       float64 `json:"rfr"`
+	Model     string   `json:"model"`
+	Policy    string   `json:"policy"`
+	Labels    string   `json:"labels"`
+	Prompt    string   `json:"prompt"`
+	Domains   int      `json:"domains"`
+	EM        float64  `json:"em"`
+	VOR       *float64 `json:"vor"`
+	Precision *float64 `json:"precision"`
+	Recall    *float64 `json:"recall"`
+	F1        *float64 `json:"f1"`
+	ACR       *float64 `json:"acr"`
+	RFR       *float64 `json:"rfr"`
 	// MaxCountBoundary is Table 2's maximum count boundary: the largest
 	// reliable contiguous positive-count prefix at any tested frequency and
 	// domain of this model × condition.
@@ -968,16 +972,33 @@ func macroRow(k rowKey, ms []Metrics) MacroRow {
 	}
 	for _, m := range ms {
 		row.EM += m.EM
-		row.VOR += m.VOR
-		row.Precision += m.Precision
-		row.Recall += m.Recall
-		row.F1 += m.F1
-		row.ACR += m.ACR
-		row.RFR += m.RFR
 	}
-	n := float64(len(ms))
-	row.EM, row.VOR, row.Precision, row.Recall = row.EM/n, row.VOR/n, row.Precision/n, row.Recall/n
-	row.F1, row.ACR, row.RFR = row.F1/n, row.ACR/n, row.RFR/n
+	row.EM /= float64(len(ms))
+	// A domain with no eligible (N > 0) trial has no VOR, P, R, F1, ACR or
+	// RFR (nil); counting it as 0 would pull the average towards "no
+	// events found" and, for ACR and RFR, towards perfect. So each measure
+	// averages the domain rows where it is defined, and is itself undefined
+	// when no row defines it. EM is defined on every row.
+	macro := func(get func(Metrics) *float64) *float64 {
+		var sum float64
+		var n int
+		for _, m := range ms {
+			if v := get(m); v != nil {
+				sum += *v
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		return ratio(sum, n)
+	}
+	row.VOR = macro(func(m Metrics) *float64 { return m.VOR })
+	row.Precision = macro(func(m Metrics) *float64 { return m.Precision })
+	row.Recall = macro(func(m Metrics) *float64 { return m.Recall })
+	row.F1 = macro(func(m Metrics) *float64 { return m.F1 })
+	row.ACR = macro(func(m Metrics) *float64 { return m.ACR })
+	row.RFR = macro(func(m Metrics) *float64 { return m.RFR })
 	return row
 }
 

@@ -48,7 +48,7 @@ var metricHeader = []string{"trials", "correct", "em", "em_lo", "em_hi", "eligib
 
 func (m Metrics) cells() []string {
 	return []string{itoa(m.Trials), itoa(m.Correct), f64(m.EM), f64(m.EMLo), f64(m.EMHi), itoa(m.Eligible),
-		f64(m.VOR), f64(m.Precision), f64(m.Recall), f64(m.F1), f64(m.ACR), f64(m.RFR)}
+		f64p(m.VOR), f64p(m.Precision), f64p(m.Recall), f64p(m.F1), f64p(m.ACR), f64p(m.RFR)}
 }
 
 func cat(parts ...[]string) []string {
@@ -85,8 +85,8 @@ func (r *Report) Tables() []Table {
 
 	t = Table{Name: "table1_macro.csv", Header: cat(mc, []string{"domains", "em", "vor", "precision", "recall", "f1", "acr", "rfr"})}
 	for _, m := range r.Macro {
-		t.Rows = append(t.Rows, []string{m.Model, m.Policy, m.Labels, m.Prompt, itoa(m.Domains), f64(m.EM), f64(m.VOR), f64(m.Precision),
-			f64(m.Recall), f64(m.F1), f64(m.ACR), f64(m.RFR)})
+		t.Rows = append(t.Rows, []string{m.Model, m.Policy, m.Labels, m.Prompt, itoa(m.Domains), f64(m.EM), f64p(m.VOR), f64p(m.Precision),
+			f64p(m.Recall), f64p(m.F1), f64p(m.ACR), f64p(m.RFR)})
 	}
 	ts = append(ts, t)
 

@@ -68,23 +68,28 @@ type Totals struct {
 // is over all trials, N = 0 controls included; VOR, P, R, F1, ACR and RFR
 // are means of per-trial values over the eligible (N > 0) trials, i.e. macro
 // over videos (§3.2: "We average trace scores over eligible videos").
+//
+// With no eligible trial (only N = 0 controls or count-only clips, or no
+// trial at all) VOR, P, R, F1, ACR and RFR are nil (JSON null): a mean over
+// no trial is no number, and 0 would read as measured — for the failure
+// rates ACR and RFR, as perfect.
 type Summary struct {
-	Trials     int     `json:"trials"`
-	Correct    int     `json:"correct"`
-	EM         float64 `json:"em"`
-	EMInterval Wilson  `json:"em_interval"`
-	VOR        float64 `json:"vor"`
-	Precision  float64 `json:"precision"`
-	Recall     float64 `json:"recall"`
-	F1         float64 `json:"f1"`
-	ACR        float64 `json:"acr"`
-	RFR        float64 `json:"rfr"`
-	Eligible   int     `json:"eligible"`
-	Totals     Totals  `json:"totals"`
+	Trials     int      `json:"trials"`
+	Correct    int      `json:"correct"`
+	EM         float64  `json:"em"`
+	EMInterval Wilson   `json:"em_interval"`
+	VOR        *float64 `json:"vor"`
+	Precision  *float64 `json:"precision"`
+	Recall     *float64 `json:"recall"`
+	F1         *float64 `json:"f1"`
+	ACR        *float64 `json:"acr"`
+	RFR        *float64 `json:"rfr"`
+	Eligible   int      `json:"eligible"`
+	Totals     Totals   `json:"totals"`
 }
 
-// Summarize computes a Summary; with no trials (or no eligible ones) the
-// corresponding means are 0.
+// Summarize computes a Summary; with no trials EM is 0, and with no
+// eligible ones the trace means, ACR and RFR are nil.
 func Summarize(trials []Trial) Summary {
 	var s Summary
 	var vor, p, r, f1 float64
@@ -126,11 +131,17 @@ func Summarize(trials []Trial) Summary {
 		s.EM = float64(s.Correct) / float64(s.Trials)
 	}
 	s.EMInterval = WilsonInterval(s.Correct, s.Trials, Z95)
-	if e := float64(s.Eligible); e > 0 {
-		s.VOR, s.Precision, s.Recall, s.F1 = vor/e, p/e, r/e, f1/e
-		s.ACR, s.RFR = float64(acr)/e, float64(rfr)/e
+	if e := s.Eligible; e > 0 {
+		s.VOR, s.Precision, s.Recall, s.F1 = mean(vor, e), mean(p, e), mean(r, e), mean(f1, e)
+		s.ACR, s.RFR = mean(float64(acr), e), mean(float64(rfr), e)
 	}
 	return s
+}
+
+// mean is sum/n as an optional measure; callers pass n > 0.
+func mean(sum float64, n int) *float64 {
+	v := sum / float64(n)
+	return &v
 }
 
 // Group is the Summary of the trials sharing one key.

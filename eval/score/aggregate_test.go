@@ -84,12 +84,12 @@ func TestSummarizeHandComputed(t *testing.T) {
 		t.Fatalf("trials %d correct %d eligible %d EM %v", s.Trials, s.Correct, s.Eligible, s.EM)
 	}
 	want := map[string][2]float64{
-		"VOR":       {s.VOR, (1 + 1 + 0 + 2) / 4.0},
-		"Precision": {s.Precision, (0.75 + 1 + 0 + 0.5) / 4},
-		"Recall":    {s.Recall, (0.75 + 1 + 0 + 1) / 4},
-		"F1":        {s.F1, (0.75 + 1 + 0 + 2.0/3) / 4},
-		"ACR":       {s.ACR, 2.0 / 4},
-		"RFR":       {s.RFR, 1.0 / 4},
+		"VOR":       {val(s.VOR), (1 + 1 + 0 + 2) / 4.0},
+		"Precision": {val(s.Precision), (0.75 + 1 + 0 + 0.5) / 4},
+		"Recall":    {val(s.Recall), (0.75 + 1 + 0 + 1) / 4},
+		"F1":        {val(s.F1), (0.75 + 1 + 0 + 2.0/3) / 4},
+		"ACR":       {val(s.ACR), 2.0 / 4},
+		"RFR":       {val(s.RFR), 1.0 / 4},
 	}
 	for name, v := range want {
 		if !approx(v[0], v[1]) {
@@ -104,8 +104,32 @@ func TestSummarizeHandComputed(t *testing.T) {
 	if s.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", s.Totals, wantTotals)
 	}
-	if z := Summarize(nil); z.EM != 0 || z.F1 != 0 || z.EMInterval != (Wilson{0, 1}) {
+	if z := Summarize(nil); z.EM != 0 || z.F1 != nil || z.EMInterval != (Wilson{0, 1}) {
 		t.Errorf("empty summary %+v", z)
+	}
+}
+
+// TestSummarizeNoEligible: N = 0 controls alone give EM but no trace mean,
+// ACR or RFR (nil, JSON null): 0 would read as measured, and for the
+// failure rates as perfect.
+func TestSummarizeNoEligible(t *testing.T) {
+	var controls []Trial
+	for _, tr := range scoredTrials(t) {
+		if !tr.Score.Eligible {
+			controls = append(controls, tr)
+		}
+	}
+	if len(controls) == 0 {
+		t.Fatal("fixture has no N = 0 control")
+	}
+	s := Summarize(controls)
+	if s.Trials != len(controls) || s.Eligible != 0 || s.Correct != s.Trials || s.EM != 1 {
+		t.Errorf("controls: %+v", s)
+	}
+	for name, v := range map[string]*float64{"VOR": s.VOR, "P": s.Precision, "R": s.Recall, "F1": s.F1, "ACR": s.ACR, "RFR": s.RFR} {
+		if v != nil {
+			t.Errorf("%s = %v over no eligible trial, want nil", name, *v)
+		}
 	}
 }
 
@@ -115,7 +139,7 @@ func TestGroupSummaries(t *testing.T) {
 		t.Fatalf("groups %+v", gs)
 	}
 	sm := gs[2].Summary // over-report + control
-	if sm.Trials != 2 || sm.Correct != 2 || sm.Eligible != 1 || !approx(sm.VOR, 2) || !approx(sm.ACR, 1) {
+	if sm.Trials != 2 || sm.Correct != 2 || sm.Eligible != 1 || !approx(val(sm.VOR), 2) || !approx(val(sm.ACR), 1) {
 		t.Errorf("state_machine %+v", sm)
 	}
 }

@@ -118,6 +118,8 @@
 //
 //	ACR = (1/|E|) Σ_E I[ŷ = N]·I[F1 < 0.80],  RFR = (1/|E|) Σ_E I[ŷ ≠ N]·I[F1 ≥ 0.80].
 //
+// With E empty (only N = 0 controls) all six are nil, not 0.
+//
 // Totals sums Table 8's event counts over eligible trials. Region follows
 // Table 1 Part B: low count N ≤ 3, high count N ≥ 5, low frequency
 // F ≤ 2.0 Hz, high frequency F ≥ 2.5 Hz; N = 4 belongs to no region (the

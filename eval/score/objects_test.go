@@ -90,8 +90,16 @@ func TestSummarizeWithObjects(t *testing.T) {
 		t.Errorf("objects trial %+v", trials[1])
 	}
 	s := Summarize(trials)
-	want := Summary{Trials: 4, Correct: 2, EM: 0.5, EMInterval: WilsonInterval(2, 4, Z95), VOR: 1, Precision: 1, Recall: 1, F1: 1,
-		Eligible: 1, Totals: Totals{TrueEvents: 2, Reported: 2, Matched: 2, Videos: 1}}
+	want := Summary{Trials: 4, Correct: 2, EM: 0.5, EMInterval: WilsonInterval(2, 4, Z95), Eligible: 1, Totals: Totals{TrueEvents: 2, Reported: 2, Matched: 2, Videos: 1}}
+	// The trace means and rates are pointers: compare their values.
+	measures := []*float64{s.VOR, s.Precision, s.Recall, s.F1, s.ACR, s.RFR}
+	wantMeasures := []float64{1, 1, 1, 1, 0, 0}
+	for i, p := range measures {
+		if val(p) != wantMeasures[i] {
+			t.Errorf("measure %d (VOR, P, R, F1, ACR, RFR) = %v, want %v", i, val(p), wantMeasures[i])
+		}
+	}
+	s.VOR, s.Precision, s.Recall, s.F1, s.ACR, s.RFR = nil, nil, nil, nil, nil, nil
 	if s != want {
 		t.Errorf("summary\n got %+v\nwant %+v", s, want)
 	}

@@ -31,15 +31,15 @@ func TestSensitivity(t *testing.T) {
 	}
 	for i, r := range rows {
 		s := r.Summary
-		if r.Label != wantLabel[i] || s.Trials != 2 || s.Eligible != 1 || s.EM != 0.5 || s.VOR != 1 {
+		if r.Label != wantLabel[i] || s.Trials != 2 || s.Eligible != 1 || s.EM != 0.5 || val(s.VOR) != 1 {
 			t.Errorf("row %d: %s %+v", i, r.Label, s)
 		}
-		if s.Recall != wantK[i] || s.Precision != wantK[i] || s.F1 != wantK[i] {
-			t.Errorf("row %d (%s): P %v R %v F1 %v, want %v", i, r.Label, s.Precision, s.Recall, s.F1, wantK[i])
+		if val(s.Recall) != wantK[i] || val(s.Precision) != wantK[i] || val(s.F1) != wantK[i] {
+			t.Errorf("row %d (%s): P %v R %v F1 %v, want %v", i, r.Label, val(s.Precision), val(s.Recall), val(s.F1), wantK[i])
 		}
 		// Correct count: accidental only when the window is too tight.
-		if wantACR := map[bool]float64{true: 0, false: 1}[wantK[i] == 1]; s.ACR != wantACR {
-			t.Errorf("row %d: ACR %v, want %v", i, s.ACR, wantACR)
+		if wantACR := map[bool]float64{true: 0, false: 1}[wantK[i] == 1]; val(s.ACR) != wantACR {
+			t.Errorf("row %d: ACR %v, want %v", i, val(s.ACR), wantACR)
 		}
 	}
 	trials, err := ScoreAll(inputs, RateTolerance)
